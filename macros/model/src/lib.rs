@@ -1,0 +1,190 @@
+//! The one model of a `#[hermes_tool]` item: attribute keys, doc-comment
+//! descriptions and parameters, parsed from `syn` and checked.
+//!
+//! Both the proc macro (`hermes-macros`) and discovery (`hermes-build-tools`)
+//! call [`analyze`], so the errors a contributor sees from `cargo build` and
+//! from `cargo xtask gen` cannot drift apart.
+
+mod attr;
+mod ctxt;
+mod docs;
+mod params;
+
+pub use attr::{ToolAttr, ATTRIBUTE_KEYS};
+pub use ctxt::Ctxt;
+pub use docs::{extract_docs, strip_doc_attrs, Docs};
+pub use params::{Param, ParamKind};
+
+use proc_macro2::{Span, TokenStream};
+
+/// Tool names must match this pattern (the function-calling providers' rule).
+pub const NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
+
+/// Attribute name as written on a function.
+pub const ATTRIBUTE: &str = "hermes_tool";
+
+/// Whether `name` matches [`NAME_PATTERN`].
+pub fn is_valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A fully analyzed `#[hermes_tool]` function.
+#[derive(Debug, Clone)]
+pub struct ToolFn {
+    pub attr: ToolAttr,
+    /// The Rust function's name.
+    pub ident: syn::Ident,
+    /// The tool's name as the model sees it.
+    pub name: String,
+    /// The model-facing description.
+    pub description: String,
+    pub params: Vec<Param>,
+    pub is_async: bool,
+    /// Whether the declared return type is a `Result<_, _>`.
+    pub returns_result: bool,
+    /// Where the function's name is written (for diagnostics).
+    pub span: Span,
+}
+
+impl ToolFn {
+    /// The parameters that become schema properties (the context is injected).
+    pub fn schema_params(&self) -> impl Iterator<Item = &Param> {
+        self.params
+            .iter()
+            .filter(|p| !matches!(p.kind, ParamKind::Context))
+    }
+
+    /// The name of the hidden `static` entry the macro emits next to the function.
+    pub fn entry_ident(&self) -> syn::Ident {
+        entry_ident(&self.ident)
+    }
+}
+
+/// The name of the hidden `static` entry the macro emits for the fn `ident`.
+pub fn entry_ident(ident: &syn::Ident) -> syn::Ident {
+    syn::Ident::new(&format!("__HERMES_TOOL_{ident}"), ident.span())
+}
+
+/// Parses and checks a `#[hermes_tool(...)]` attribute and the function it is on.
+///
+/// Every problem found is reported, not only the first: the error is the
+/// combination of all of them, each spanned on the offending tokens.
+pub fn analyze(attr_tokens: TokenStream, item: &syn::ItemFn) -> syn::Result<ToolFn> {
+    let cx = Ctxt::new();
+    let attr = attr::parse(&cx, attr_tokens);
+    let tool = analyze_with(&cx, attr, item);
+    cx.check().map(|()| tool)
+}
+
+fn analyze_with(cx: &Ctxt, attr: ToolAttr, item: &syn::ItemFn) -> ToolFn {
+    let sig = &item.sig;
+    if let Some(generics) = generic_params(sig) {
+        cx.error_spanned_by(
+            generics,
+            "a tool function cannot be generic: its schema and handler must be known when the registry is built; use concrete types",
+        );
+    }
+    if let Some(c) = &sig.constness {
+        cx.error_spanned_by(c, "a tool function cannot be `const`");
+    }
+    if let Some(v) = &sig.variadic {
+        cx.error_spanned_by(v, "a tool function cannot be variadic");
+    }
+    if let Some(abi) = &sig.abi {
+        cx.error_spanned_by(abi, "a tool function cannot declare an ABI");
+    }
+
+    let name = match &attr.name {
+        Some((name, span)) => {
+            if !is_valid_tool_name(name) {
+                cx.error_at(
+                    *span,
+                    format!("invalid tool name `{name}`: tool names must match {NAME_PATTERN}"),
+                );
+            }
+            name.clone()
+        }
+        None => {
+            let name = sig.ident.to_string();
+            let name = name.strip_prefix("r#").unwrap_or(&name).to_string();
+            if !is_valid_tool_name(&name) {
+                cx.error_spanned_by(
+                    &sig.ident,
+                    format!("invalid tool name `{name}`: tool names must match {NAME_PATTERN}; set `name = \"...\"`"),
+                );
+            }
+            name
+        }
+    };
+
+    let docs = extract_docs(&item.attrs);
+    let description = match &attr.description {
+        Some((d, _)) => d.clone(),
+        None => docs.description.clone(),
+    };
+    if description.trim().is_empty() {
+        cx.error_spanned_by(
+            &sig.ident,
+            "missing description: a tool needs a doc comment (`/// What it does.`) or `description = \"...\"` in #[hermes_tool]; it is what the model reads",
+        );
+    }
+
+    let params = params::analyze(cx, sig, &docs);
+
+    ToolFn {
+        attr,
+        ident: sig.ident.clone(),
+        name,
+        description,
+        params,
+        is_async: sig.asyncness.is_some(),
+        returns_result: returns_result(&sig.output),
+        span: sig.ident.span(),
+    }
+}
+
+fn generic_params(sig: &syn::Signature) -> Option<&syn::Generics> {
+    let g = &sig.generics;
+    let has_params = !g.params.is_empty();
+    let has_where = g.where_clause.is_some();
+    (has_params || has_where).then_some(g)
+}
+
+fn returns_result(output: &syn::ReturnType) -> bool {
+    match output {
+        syn::ReturnType::Default => false,
+        syn::ReturnType::Type(_, ty) => last_segment_is(ty, "Result"),
+    }
+}
+
+/// Whether `ty` is a path type whose last segment is `name` (`a::b::Name<..>`).
+pub(crate) fn last_segment_is(ty: &syn::Type, name: &str) -> bool {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().is_some_and(|s| s.ident == name)
+        }
+        syn::Type::Group(g) => last_segment_is(&g.elem, name),
+        syn::Type::Paren(p) => last_segment_is(&p.elem, name),
+        _ => false,
+    }
+}
+
+/// Whether `attr` is `#[hermes_tool]` or `#[path::to::hermes_tool]`.
+pub fn is_tool_attribute(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|s| s.ident == ATTRIBUTE)
+}
+
+/// The tokens inside `#[hermes_tool(...)]` (empty for a bare `#[hermes_tool]`).
+pub fn attribute_tokens(attr: &syn::Attribute) -> TokenStream {
+    match &attr.meta {
+        syn::Meta::List(list) => list.tokens.clone(),
+        _ => TokenStream::new(),
+    }
+}

@@ -1,0 +1,200 @@
+//! Generation: the original function (parameter docs stripped) plus a hidden
+//! `static` `ToolEntry` holding the schema builder and the decoding glue.
+
+use hermes_tool_model::{analyze, strip_doc_attrs, ParamKind, ToolFn};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
+        Ok(f) => f,
+        Err(_) => {
+            let err =
+                syn::Error::new_spanned(&item, "#[hermes_tool] goes on a free `fn` or `async fn`");
+            return err.to_compile_error();
+        }
+    };
+    let analyzed = analyze(attr, &func);
+    // Doc comments on parameters are read by the macro, not allowed by rustc.
+    for input in &mut func.sig.inputs {
+        if let syn::FnArg::Typed(pt) = input {
+            strip_doc_attrs(&mut pt.attrs);
+        }
+    }
+    match analyzed {
+        Ok(tool) => {
+            let entry = entry(&tool, &func);
+            quote! { #func #entry }
+        }
+        // Emit the function unchanged beside the errors, so the user sees
+        // the real mistakes and not a cascade of "cannot find" errors.
+        Err(err) => {
+            let err = err.to_compile_error();
+            quote! { #func #err }
+        }
+    }
+}
+
+fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
+    let rt = quote!(::hermes_runtime::__private);
+    let fn_ident = &tool.ident;
+    let entry_ident = tool.entry_ident();
+    let name = &tool.name;
+    let toolset = tool.attr.toolset();
+    let description = &tool.description;
+    let emoji = tool.attr.emoji.as_deref().unwrap_or("");
+    let requires_env = &tool.attr.requires_env;
+    let max_result_chars = match tool.attr.max_result_chars {
+        Some(n) => quote!(::core::option::Option::Some(#n)),
+        None => quote!(::core::option::Option::None),
+    };
+    let override_existing = tool.attr.override_existing;
+    let check = match &tool.attr.check {
+        Some(path) => {
+            quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#rt::Profile) -> bool))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+
+    let mut param_infos = Vec::new();
+    let mut schema_steps = Vec::new();
+    let mut decode_steps = Vec::new();
+    let mut call_args = Vec::new();
+    let mut whole_struct = None;
+
+    for (i, param) in tool.params.iter().enumerate() {
+        let var = format_ident!("__p{}", i);
+        let ty = &param.ty;
+        match &param.kind {
+            ParamKind::Context => {
+                let arg = if matches!(ty, syn::Type::Reference(_)) {
+                    quote!(&__ctx)
+                } else {
+                    quote!(::core::clone::Clone::clone(&__ctx))
+                };
+                call_args.push(arg);
+            }
+            ParamKind::Property {
+                name,
+                description,
+                optional,
+                inner,
+            } => {
+                let description = description.as_deref().unwrap_or("");
+                let required = !optional;
+                let rust_type = ty.to_token_stream().to_string().replace(' ', "");
+                param_infos.push(quote! {
+                    #rt::ParamInfo { name: #name, rust_type: #rust_type, required: #required, description: #description }
+                });
+                schema_steps.push(quote_spanned! {inner.span()=>
+                    let __b = __b.property::<#inner>(#name, #description, #required);
+                });
+                let decode = if *optional {
+                    quote_spanned!(inner.span()=> __args.optional::<#inner>(#name))
+                } else {
+                    quote_spanned!(inner.span()=> __args.required::<#inner>(#name))
+                };
+                decode_steps.push(quote! {
+                    let #var: #ty = match #decode {
+                        ::core::result::Result::Ok(v) => v,
+                        ::core::result::Result::Err(e) => return e,
+                    };
+                });
+                call_args.push(quote!(#var));
+            }
+            ParamKind::ArgsStruct => {
+                whole_struct = Some(ty.clone());
+                decode_steps.push(quote_spanned! {ty.span()=>
+                    let #var: #ty = match __args.whole::<#ty>() {
+                        ::core::result::Result::Ok(v) => v,
+                        ::core::result::Result::Err(e) => return e,
+                    };
+                });
+                call_args.push(quote!(#var));
+            }
+        }
+    }
+
+    let parameters_body = match &whole_struct {
+        Some(ty) => quote_spanned!(ty.span()=> #rt::struct_parameters::<#ty>()),
+        None => quote! {
+            let __b = #rt::ParametersBuilder::new();
+            #(#schema_steps)*
+            __b.finish()
+        },
+    };
+
+    let ret_span = match &func.sig.output {
+        syn::ReturnType::Default => func.sig.ident.span(),
+        syn::ReturnType::Type(_, ty) => ty.span(),
+    };
+    let output = if tool.returns_result {
+        quote_spanned!(ret_span=> #rt::output_result(__out))
+    } else {
+        quote_spanned!(ret_span=> #rt::output_value(__out))
+    };
+
+    let call = if tool.is_async {
+        quote!(#fn_ident(#(#call_args),*).await)
+    } else {
+        quote!(#fn_ident(#(#call_args),*))
+    };
+    let args_binding = if tool
+        .params
+        .iter()
+        .any(|p| !matches!(p.kind, ParamKind::Context))
+    {
+        quote!(let mut __args = #rt::Args::new(#name, __raw);)
+    } else {
+        quote!(let _ = __raw;)
+    };
+    let line = quote_spanned!(fn_ident.span()=> ::core::line!());
+    let body = quote! {
+        #args_binding
+        #(#decode_steps)*
+        let __out = #call;
+        #output
+    };
+    let handler = if tool.is_async {
+        quote! {
+            fn __handler(__ctx: #rt::ToolContext, __raw: #rt::serde_json::Value) -> #rt::HandlerFuture {
+                ::std::boxed::Box::pin(async move { #body })
+            }
+            #rt::Handler::Async(__handler)
+        }
+    } else {
+        quote! {
+            fn __handler(__ctx: #rt::ToolContext, __raw: #rt::serde_json::Value) -> ::std::string::String {
+                #body
+            }
+            #rt::Handler::Blocking(__handler)
+        }
+    };
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, clippy::needless_borrow)]
+        pub static #entry_ident: #rt::ToolEntry = {
+            fn __parameters() -> #rt::serde_json::Value {
+                #parameters_body
+            }
+            #rt::ToolEntry {
+                name: #name,
+                toolset: #toolset,
+                description: #description,
+                emoji: #emoji,
+                requires_env: &[#(#requires_env),*],
+                max_result_chars: #max_result_chars,
+                override_existing: #override_existing,
+                check: #check,
+                params: &[#(#param_infos),*],
+                source_file: ::core::file!(),
+                source_line: #line,
+                handler: { #handler },
+                parameters: __parameters,
+                cache: #rt::EntryCache::new(),
+            }
+        };
+    }
+}

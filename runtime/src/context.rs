@@ -1,0 +1,125 @@
+//! The call context handed to every tool: ids, the profile, the working
+//! directory, the tools enabled in the session.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A profile: the home directory a call runs under. State files resolve
+/// against it at call time, never against a constant.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Profile {
+    home: PathBuf,
+}
+
+impl Profile {
+    pub fn new(home: impl Into<PathBuf>) -> Self {
+        Profile { home: home.into() }
+    }
+
+    /// The profile's home directory (`~/.hermes` by default).
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    /// The default profile: `$HERMES_HOME`, else `~/.hermes`.
+    pub fn default_home() -> Self {
+        if let Some(home) = std::env::var_os("HERMES_HOME") {
+            return Profile::new(home);
+        }
+        let base = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
+        Profile::new(base.join(".hermes"))
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Inner {
+    task_id: Option<String>,
+    session_id: Option<String>,
+    tool_call_id: Option<String>,
+    profile: Profile,
+    cwd: PathBuf,
+    enabled_tools: Option<Vec<String>>,
+}
+
+/// What a tool call runs with. Cheap to clone (one `Arc`).
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    inner: Arc<Inner>,
+}
+
+impl ToolContext {
+    /// A context for `profile`, working in `cwd`, with no ids set.
+    pub fn new(profile: Profile, cwd: impl Into<PathBuf>) -> Self {
+        ToolContext {
+            inner: Arc::new(Inner {
+                task_id: None,
+                session_id: None,
+                tool_call_id: None,
+                profile,
+                cwd: cwd.into(),
+                enabled_tools: None,
+            }),
+        }
+    }
+
+    /// The default profile, working in the process's current directory.
+    pub fn current_dir() -> Self {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        ToolContext::new(Profile::default_home(), cwd)
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        f(Arc::make_mut(&mut self.inner));
+        self
+    }
+
+    pub fn with_task_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.task_id = Some(id))
+    }
+
+    pub fn with_session_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.session_id = Some(id))
+    }
+
+    pub fn with_tool_call_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.tool_call_id = Some(id))
+    }
+
+    pub fn with_enabled_tools(self, tools: Vec<String>) -> Self {
+        self.edit(|i| i.enabled_tools = Some(tools))
+    }
+
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task_id.as_deref()
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.inner.session_id.as_deref()
+    }
+
+    pub fn tool_call_id(&self) -> Option<&str> {
+        self.inner.tool_call_id.as_deref()
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.inner.profile
+    }
+
+    /// The directory relative paths resolve against.
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// The tools enabled in the session, when the agent said.
+    pub fn enabled_tools(&self) -> Option<&[String]> {
+        self.inner.enabled_tools.as_deref()
+    }
+
+    /// Resolves `path` against the working directory.
+    pub fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        self.cwd().join(path)
+    }
+}

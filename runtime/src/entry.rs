@@ -1,0 +1,105 @@
+//! One built-in tool as the generated registry holds it: metadata, the
+//! schema builder and the handler, all `'static`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::{Profile, ToolContext};
+
+/// The future an async handler returns: the JSON string for the model.
+pub type HandlerFuture = Pin<Box<dyn Future<Output = String> + Send + 'static>>;
+
+/// How dispatch runs a handler.
+#[derive(Clone, Copy)]
+pub enum Handler {
+    /// An `async fn` tool: polled on the caller's task.
+    Async(fn(ToolContext, Value) -> HandlerFuture),
+    /// A plain `fn` tool: run on tokio's blocking pool, so it never blocks
+    /// the async runtime.
+    Blocking(fn(ToolContext, Value) -> String),
+}
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Handler::Async(_) => "Handler::Async",
+            Handler::Blocking(_) => "Handler::Blocking",
+        })
+    }
+}
+
+/// One schema property, as the macro saw it in the function signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    /// The Rust type as written (`Option<u64>`).
+    pub rust_type: &'static str,
+    pub required: bool,
+    pub description: &'static str,
+}
+
+/// A built-in tool. The macro emits one `static` of this type beside each
+/// `#[hermes_tool]` function; the generated registry indexes them by name.
+#[derive(Debug)]
+pub struct ToolEntry {
+    pub name: &'static str,
+    pub toolset: &'static str,
+    pub description: &'static str,
+    pub emoji: &'static str,
+    pub requires_env: &'static [&'static str],
+    pub max_result_chars: Option<usize>,
+    pub override_existing: bool,
+    pub check: Option<fn(&Profile) -> bool>,
+    /// The properties in declaration order; empty for the `args: T` form.
+    pub params: &'static [ParamInfo],
+    /// `file!()` / `line!()` of the function.
+    pub source_file: &'static str,
+    pub source_line: u32,
+    pub handler: Handler,
+    #[doc(hidden)]
+    pub parameters: fn() -> Value,
+    #[doc(hidden)]
+    pub cache: EntryCache,
+}
+
+/// Lazily built, then shared: the schema is derived once per process.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct EntryCache {
+    schema: OnceLock<Value>,
+}
+
+impl EntryCache {
+    pub const fn new() -> Self {
+        EntryCache {
+            schema: OnceLock::new(),
+        }
+    }
+}
+
+impl Default for EntryCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolEntry {
+    /// The `parameters` JSON Schema object (self-contained: no `$ref`, no `$schema`).
+    pub fn parameters(&self) -> &Value {
+        self.schema().get("parameters").unwrap_or(&Value::Null)
+    }
+
+    /// `{name, description, parameters}`, as the model is sent it.
+    pub fn schema(&self) -> &Value {
+        self.cache.schema.get_or_init(|| {
+            serde_json::json!({
+                "name": self.name,
+                "description": self.description,
+                "parameters": (self.parameters)(),
+            })
+        })
+    }
+}

@@ -1,0 +1,26 @@
+//! `hermes-runtime`: the static tool runtime.
+//!
+//! A [`Registry`] wraps the generated, phf-indexed table of built-in tools
+//! (`hermes_tools::generated::TOOLS`) and answers the model's tool calls with
+//! [`Registry::dispatch`], which always returns a JSON string. Schemas are
+//! derived by `#[hermes_tool]`; this crate never parses Rust.
+
+pub mod context;
+pub mod entry;
+pub mod registry;
+pub mod sanitize;
+
+mod catch;
+mod schema;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use context::{Profile, ToolContext};
+pub use entry::{Handler, ParamInfo, ToolEntry};
+pub use registry::{Registry, StaticTools};
+
+/// Builds the `{"error": MESSAGE}` JSON string every failure is reported as.
+pub fn error_json(message: impl Into<String>) -> String {
+    serde_json::json!({ "error": message.into() }).to_string()
+}

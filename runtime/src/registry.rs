@@ -1,0 +1,125 @@
+//! The registry of built-in tools and `dispatch`, which answers every tool
+//! call with a JSON string — unknown names, bad arguments and panicking
+//! handlers included.
+
+use serde_json::Value;
+
+use crate::catch::{panic_message, CatchUnwind};
+use crate::entry::{Handler, ToolEntry};
+use crate::sanitize::sanitize_tool_error;
+use crate::{error_json, ToolContext};
+
+/// The generated, phf-indexed table: tool name → entry.
+pub type StaticTools = phf::Map<&'static str, &'static ToolEntry>;
+
+/// The tools an agent can call.
+#[derive(Clone, Copy)]
+pub struct Registry {
+    statics: &'static StaticTools,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("static_tools", &self.statics.len())
+            .finish()
+    }
+}
+
+impl Registry {
+    /// A registry over the generated table (`hermes_tools::generated::TOOLS`).
+    pub const fn new(statics: &'static StaticTools) -> Self {
+        Registry { statics }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
+        self.statics.get(name).copied()
+    }
+
+    /// Every tool, sorted by name.
+    pub fn entries(&self) -> Vec<&'static ToolEntry> {
+        let mut entries: Vec<_> = self.statics.values().copied().collect();
+        entries.sort_unstable_by_key(|e| e.name);
+        entries
+    }
+
+    /// Definitions in the OpenAI function-calling format, sorted by name:
+    /// `[{"type": "function", "function": {name, description, parameters}}]`.
+    pub fn definitions(&self) -> Value {
+        Value::Array(
+            self.entries()
+                .into_iter()
+                .map(|e| serde_json::json!({ "type": "function", "function": e.schema() }))
+                .collect(),
+        )
+    }
+
+    /// Calls the tool `name` with the raw JSON text the model sent.
+    /// Malformed JSON is an error result, like every other failure.
+    pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
+        if self.get(name).is_none() {
+            return unknown_tool(name);
+        }
+        let raw = raw_args.trim();
+        let args = if raw.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            match serde_json::from_str::<Value>(raw) {
+                Ok(v) => v,
+                Err(e) => {
+                    return error_json(format!("Invalid JSON in arguments for tool '{name}': {e}"))
+                }
+            }
+        };
+        self.dispatch(name, args, ctx).await
+    }
+
+    /// Calls the tool `name`. Always returns a JSON string for the model.
+    pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
+        let Some(entry) = self.get(name) else {
+            return unknown_tool(name);
+        };
+        let args = match args {
+            Value::Object(_) => args,
+            _ => Value::Object(Default::default()),
+        };
+        let outcome = match entry.handler {
+            Handler::Async(handler) => {
+                let ctx = ctx.clone();
+                match std::panic::catch_unwind(move || handler(ctx, args)) {
+                    Ok(future) => CatchUnwind::new(future).await,
+                    Err(payload) => Err(panic_message(payload.as_ref())),
+                }
+            }
+            Handler::Blocking(handler) => run_blocking(handler, ctx.clone(), args).await,
+        };
+        match outcome {
+            Ok(result) => result,
+            Err(panic) => error_json(sanitize_tool_error(&format!(
+                "Tool execution failed: panic: {panic}"
+            ))),
+        }
+    }
+}
+
+fn unknown_tool(name: &str) -> String {
+    error_json(format!("Unknown tool: {name}"))
+}
+
+/// Runs a blocking handler on tokio's blocking pool when a runtime is
+/// present (so it never stalls async tasks), inline otherwise.
+async fn run_blocking(
+    handler: fn(ToolContext, Value) -> String,
+    ctx: ToolContext,
+    args: Value,
+) -> Result<String, String> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => match handle.spawn_blocking(move || handler(ctx, args)).await {
+            Ok(result) => Ok(result),
+            Err(e) if e.is_panic() => Err(panic_message(e.into_panic().as_ref())),
+            Err(e) => Err(format!("the blocking task did not finish: {e}")),
+        },
+        Err(_) => std::panic::catch_unwind(move || handler(ctx, args))
+            .map_err(|payload| panic_message(payload.as_ref())),
+    }
+}

@@ -1,0 +1,121 @@
+//! Builds a tool's `parameters` object from Rust types with schemars.
+//!
+//! Every subschema is inlined (no `$ref`, no `definitions`) and the
+//! `$schema` / `title` keys schemars adds at the root are dropped, so the
+//! result is a self-contained JSON Schema object a provider accepts as is.
+
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
+
+fn generator() -> SchemaGenerator {
+    SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator()
+}
+
+/// Accumulates one property per typed parameter.
+pub struct ParametersBuilder {
+    generator: SchemaGenerator,
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+impl ParametersBuilder {
+    pub fn new() -> Self {
+        ParametersBuilder {
+            generator: generator(),
+            properties: Map::new(),
+            required: Vec::new(),
+        }
+    }
+
+    pub fn property<T: JsonSchema + ?Sized>(
+        mut self,
+        name: &str,
+        description: &str,
+        required: bool,
+    ) -> Self {
+        let mut schema = self.generator.subschema_for::<T>().to_value();
+        if let Value::Object(map) = &mut schema {
+            if !description.is_empty() {
+                map.insert("description".into(), Value::String(description.into()));
+            }
+        } else {
+            // `true` / `false` schemas: describe them as an object with no constraint.
+            let mut map = Map::new();
+            if !description.is_empty() {
+                map.insert("description".into(), Value::String(description.into()));
+            }
+            schema = Value::Object(map);
+        }
+        self.properties.insert(name.to_string(), schema);
+        if required {
+            self.required.push(Value::String(name.to_string()));
+        }
+        self
+    }
+
+    pub fn finish(self) -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": self.properties,
+            "required": self.required,
+        })
+    }
+}
+
+impl Default for ParametersBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The `parameters` object of the `args: T` form: `T`'s own object schema.
+pub fn struct_parameters<T: JsonSchema>() -> Value {
+    let mut schema = generator().into_root_schema_for::<T>().to_value();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+        map.remove("definitions");
+        map.remove("$defs");
+        map.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        map.entry("required")
+            .or_insert_with(|| Value::Array(Vec::new()));
+    }
+    schema
+}
+
+/// A short JSON type name for `T` ("integer", "array of string", ...),
+/// used in argument errors.
+pub fn type_name_of<T: JsonSchema + ?Sized>() -> String {
+    let schema = generator().subschema_for::<T>().to_value();
+    describe(&schema)
+}
+
+fn describe(schema: &Value) -> String {
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "array" => match schema.get("items") {
+            Some(items) => format!("array of {}", describe(items)),
+            None => "array".into(),
+        },
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => {
+            if let Some(Value::Array(values)) = schema.get("enum") {
+                let values: Vec<String> = values.iter().map(Value::to_string).collect();
+                format!("one of {}", values.join(", "))
+            } else {
+                "a value".into()
+            }
+        }
+    }
+}
