@@ -30,7 +30,7 @@ pub enum ParamKind {
         name: String,
         description: Option<String>,
         optional: bool,
-        inner: syn::Type,
+        inner: Box<syn::Type>,
     },
     /// `args: FArgs`: the struct's fields are the properties.
     ArgsStruct,
@@ -144,8 +144,8 @@ fn typed(cx: &Ctxt, pt: &syn::PatType, docs: &Docs) -> Option<Param> {
         docs.arguments.get(&name).cloned()
     };
     let (optional, inner) = match option_inner(&ty) {
-        Some(inner) => (true, inner.clone()),
-        None => (false, ty.clone()),
+        Some(inner) => (true, Box::new(inner.clone())),
+        None => (false, Box::new(ty.clone())),
     };
     Some(Param {
         kind: ParamKind::Property {
