@@ -51,9 +51,10 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
     };
     let override_existing = tool.attr.override_existing;
     let check = match &tool.attr.check {
-        Some(path) => {
-            quote_spanned!(path.span()=> ::core::option::Option::Some(#path as fn(&#rt::Profile) -> bool))
-        }
+        Some(path) => quote_spanned! {path.span()=> {
+            const __CHECK: fn(&#rt::Profile) -> bool = #path;
+            ::core::option::Option::Some(__CHECK)
+        }},
         None => quote!(::core::option::Option::None),
     };
 
@@ -62,6 +63,7 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
     let mut decode_steps = Vec::new();
     let mut call_args = Vec::new();
     let mut whole_struct = None;
+    let mut assertions = Vec::new();
 
     for (i, param) in tool.params.iter().enumerate() {
         let var = format_ident!("__p{}", i);
@@ -87,13 +89,16 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 param_infos.push(quote! {
                     #rt::ParamInfo { name: #name, rust_type: #rust_type, required: #required, description: #description }
                 });
-                schema_steps.push(quote_spanned! {inner.span()=>
-                    let __b = __b.property::<#inner>(#name, #description, #required);
+                assertions.push(quote_spanned! {inner.span()=>
+                    const _: () = #rt::assert_param::<#inner>();
+                });
+                schema_steps.push(quote! {
+                    let __b = (&#rt::Probe::<#inner>::NEW).property(__b, #name, #description, #required);
                 });
                 let decode = if *optional {
-                    quote_spanned!(inner.span()=> __args.optional::<#inner>(#name))
+                    quote!((&#rt::Probe::<#inner>::NEW).optional(&mut __args, #name))
                 } else {
-                    quote_spanned!(inner.span()=> __args.required::<#inner>(#name))
+                    quote!((&#rt::Probe::<#inner>::NEW).required(&mut __args, #name))
                 };
                 decode_steps.push(quote! {
                     let #var: #ty = match #decode {
@@ -105,8 +110,11 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
             }
             ParamKind::ArgsStruct => {
                 whole_struct = Some(ty.clone());
-                decode_steps.push(quote_spanned! {ty.span()=>
-                    let #var: #ty = match __args.whole::<#ty>() {
+                assertions.push(quote_spanned! {ty.span()=>
+                    const _: () = #rt::assert_param::<#ty>();
+                });
+                decode_steps.push(quote! {
+                    let #var: #ty = match (&#rt::Probe::<#ty>::NEW).whole(__args) {
                         ::core::result::Result::Ok(v) => v,
                         ::core::result::Result::Err(e) => return e,
                     };
@@ -117,7 +125,7 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
     }
 
     let parameters_body = match &whole_struct {
-        Some(ty) => quote_spanned!(ty.span()=> #rt::struct_parameters::<#ty>()),
+        Some(ty) => quote!((&#rt::Probe::<#ty>::NEW).struct_parameters()),
         None => quote! {
             let __b = #rt::ParametersBuilder::new();
             #(#schema_steps)*
@@ -176,6 +184,9 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_upper_case_globals, clippy::needless_borrow)]
         pub static #entry_ident: #rt::ToolEntry = {
+            #[allow(unused_imports)]
+            use #rt::{ViaFallback as _, ViaParam as _};
+            #(#assertions)*
             fn __parameters() -> #rt::serde_json::Value {
                 #parameters_body
             }

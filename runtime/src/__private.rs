@@ -32,8 +32,75 @@ impl<T: JsonSchema + DeserializeOwned> ToolParam for T {}
 pub trait ToolOutput: Serialize {}
 impl<T: Serialize> ToolOutput for T {}
 
-/// Asserts `T` can be a tool parameter (emitted at the parameter's span).
+/// Asserts `T` can be a tool parameter. The macro emits this once per
+/// parameter, spanned on its type: the one error a bad type produces.
 pub const fn assert_param<T: ToolParam>() {}
+
+/// Per-parameter operations, picked by autoref specialization: for a
+/// `T: ToolParam`, `(&Probe::<T>::NEW).op()` resolves to [`ViaParam`];
+/// otherwise to [`ViaFallback`], which compiles (so a bad type yields only
+/// the [`assert_param`] error) and is never run.
+pub struct Probe<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
+
+impl<T: ?Sized> Probe<T> {
+    pub const NEW: Self = Probe(std::marker::PhantomData);
+}
+
+pub trait ViaParam<T> {
+    fn property(&self, b: ParametersBuilder, name: &str, desc: &str, required: bool) -> ParametersBuilder;
+    fn required(&self, args: &mut Args, name: &str) -> Result<T, String>;
+    fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String>;
+    fn whole(&self, args: Args) -> Result<T, String>;
+    fn struct_parameters(&self) -> Value;
+}
+
+impl<T: ToolParam> ViaParam<T> for Probe<T> {
+    fn property(&self, b: ParametersBuilder, name: &str, desc: &str, required: bool) -> ParametersBuilder {
+        b.property::<T>(name, desc, required)
+    }
+    fn required(&self, args: &mut Args, name: &str) -> Result<T, String> {
+        args.required(name)
+    }
+    fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String> {
+        args.optional(name)
+    }
+    fn whole(&self, args: Args) -> Result<T, String> {
+        args.whole()
+    }
+    fn struct_parameters(&self) -> Value {
+        crate::schema::struct_parameters::<T>()
+    }
+}
+
+pub trait ViaFallback<T> {
+    fn property(&self, b: ParametersBuilder, name: &str, desc: &str, required: bool) -> ParametersBuilder;
+    fn required(&self, args: &mut Args, name: &str) -> Result<T, String>;
+    fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String>;
+    fn whole(&self, args: Args) -> Result<T, String>;
+    fn struct_parameters(&self) -> Value;
+}
+
+impl<T> ViaFallback<T> for &Probe<T> {
+    fn property(&self, b: ParametersBuilder, _: &str, _: &str, _: bool) -> ParametersBuilder {
+        b
+    }
+    fn required(&self, _: &mut Args, name: &str) -> Result<T, String> {
+        Err(unsupported(name))
+    }
+    fn optional(&self, _: &mut Args, name: &str) -> Result<Option<T>, String> {
+        Err(unsupported(name))
+    }
+    fn whole(&self, _: Args) -> Result<T, String> {
+        Err(unsupported("args"))
+    }
+    fn struct_parameters(&self) -> Value {
+        Value::Object(Map::new())
+    }
+}
+
+fn unsupported(name: &str) -> String {
+    crate::error_json(format!("parameter '{name}' has a type that cannot be decoded"))
+}
 
 /// The arguments object of one call, taken apart parameter by parameter so
 /// an error can name the parameter that failed.

@@ -33,7 +33,7 @@ impl ParametersBuilder {
         }
     }
 
-    pub fn property<T: JsonSchema + ?Sized>(
+    pub fn property<T: crate::__private::ToolParam>(
         mut self,
         name: &str,
         description: &str,
@@ -75,7 +75,7 @@ impl Default for ParametersBuilder {
 }
 
 /// The `parameters` object of the `args: T` form: `T`'s own object schema.
-pub fn struct_parameters<T: JsonSchema>() -> Value {
+pub fn struct_parameters<T: JsonSchema + ?Sized>() -> Value {
     let mut schema = generator().into_root_schema_for::<T>().to_value();
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
