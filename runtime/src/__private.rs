@@ -47,7 +47,13 @@ impl<T: ?Sized> Probe<T> {
 }
 
 pub trait ViaParam<T> {
-    fn property(&self, b: ParametersBuilder, name: &str, desc: &str, required: bool) -> ParametersBuilder;
+    fn property(
+        &self,
+        b: ParametersBuilder,
+        name: &str,
+        desc: &str,
+        required: bool,
+    ) -> ParametersBuilder;
     fn required(&self, args: &mut Args, name: &str) -> Result<T, String>;
     fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String>;
     fn whole(&self, args: Args) -> Result<T, String>;
@@ -55,7 +61,13 @@ pub trait ViaParam<T> {
 }
 
 impl<T: ToolParam> ViaParam<T> for Probe<T> {
-    fn property(&self, b: ParametersBuilder, name: &str, desc: &str, required: bool) -> ParametersBuilder {
+    fn property(
+        &self,
+        b: ParametersBuilder,
+        name: &str,
+        desc: &str,
+        required: bool,
+    ) -> ParametersBuilder {
         b.property::<T>(name, desc, required)
     }
     fn required(&self, args: &mut Args, name: &str) -> Result<T, String> {
@@ -73,7 +85,13 @@ impl<T: ToolParam> ViaParam<T> for Probe<T> {
 }
 
 pub trait ViaFallback<T> {
-    fn property(&self, b: ParametersBuilder, name: &str, desc: &str, required: bool) -> ParametersBuilder;
+    fn property(
+        &self,
+        b: ParametersBuilder,
+        name: &str,
+        desc: &str,
+        required: bool,
+    ) -> ParametersBuilder;
     fn required(&self, args: &mut Args, name: &str) -> Result<T, String>;
     fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String>;
     fn whole(&self, args: Args) -> Result<T, String>;
@@ -99,7 +117,9 @@ impl<T> ViaFallback<T> for &Probe<T> {
 }
 
 fn unsupported(name: &str) -> String {
-    crate::error_json(format!("parameter '{name}' has a type that cannot be decoded"))
+    crate::error_json(format!(
+        "parameter '{name}' has a type that cannot be decoded"
+    ))
 }
 
 /// The arguments object of one call, taken apart parameter by parameter so

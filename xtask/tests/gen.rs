@@ -1,0 +1,129 @@
+//! `cargo xtask gen` through its binary, on fixture crates under `tests/fixtures/`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
+/// Copies a fixture into a temp dir, so generation never writes into the repo.
+fn copy_fixture(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(name), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn xtask(args: &[&str], root: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(args)
+        .arg("--crate")
+        .arg(root)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn finds_files_and_folder_tools_without_a_list() {
+    let dir = copy_fixture("gen-ok");
+    let (ok, stderr) = xtask(&["gen"], dir.path());
+    assert!(ok, "{stderr}");
+    let generated = std::fs::read_to_string(dir.path().join("src/generated.rs")).unwrap();
+    assert!(generated.starts_with("// @generated"), "{generated}");
+    // A flat file and a folder's tool.rs are wired; the helper is not.
+    assert!(
+        generated.contains("#[path = \"tools/alpha.rs\"]"),
+        "{generated}"
+    );
+    assert!(
+        generated.contains("#[path = \"tools/beta/tool.rs\"]"),
+        "{generated}"
+    );
+    assert!(!generated.contains("helper.rs"), "{generated}");
+    assert!(
+        generated.contains("(\"hello\", &alpha::__HERMES_TOOL_hello)"),
+        "{generated}"
+    );
+    assert!(
+        generated.contains("(\"add\", &beta::__HERMES_TOOL_add)"),
+        "{generated}"
+    );
+    assert!(generated.contains("(\"add\", \"math\")"), "{generated}");
+
+    // Running again changes nothing, and --check agrees it is fresh.
+    let (ok, stderr) = xtask(&["gen", "--check"], dir.path());
+    assert!(ok, "{stderr}");
+    assert!(stderr.contains("up to date"), "{stderr}");
+}
+
+#[test]
+fn check_fails_when_a_tool_was_added_after_generation() {
+    let dir = copy_fixture("gen-ok");
+    assert!(xtask(&["gen"], dir.path()).0);
+    std::fs::write(
+        dir.path().join("src/tools/late.rs"),
+        "use hermes_macros::hermes_tool;\n/// Late.\n#[hermes_tool(toolset = \"x\")]\npub fn late() -> u8 { 1 }\n",
+    )
+    .unwrap();
+    let (ok, stderr) = xtask(&["gen", "--check"], dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("is stale"), "{stderr}");
+    assert!(stderr.contains("cargo xtask gen"), "{stderr}");
+}
+
+#[test]
+fn duplicate_names_name_both_files_and_lines() {
+    let dir = copy_fixture("gen-duplicate");
+    let (ok, stderr) = xtask(&["gen"], dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("duplicate tool name `ping`"), "{stderr}");
+    assert!(stderr.contains("src/tools/two.rs:5:8"), "{stderr}");
+    assert!(stderr.contains("src/tools/one.rs:5:8"), "{stderr}");
+    assert!(!dir.path().join("src/generated.rs").exists());
+}
+
+#[test]
+fn a_tool_in_a_helper_file_is_an_error() {
+    let dir = copy_fixture("gen-helper-tool");
+    let (ok, stderr) = xtask(&["gen"], dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("`hidden` is in a helper file"), "{stderr}");
+    assert!(stderr.contains("src/tools/gamma/extra.rs:9:8"), "{stderr}");
+}
+
+#[test]
+fn attribute_errors_are_the_macros_errors_with_a_location() {
+    let dir = copy_fixture("gen-bad-attr");
+    let (ok, stderr) = xtask(&["gen"], dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("unknown key `colour`"), "{stderr}");
+    assert!(stderr.contains("src/tools/bad.rs:4:30"), "{stderr}");
+}
+
+#[test]
+fn bare_xtask_lists_the_tasks() {
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask")).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("gen [--check]"));
+}
