@@ -9,10 +9,11 @@ const USAGE: &str = "\
 cargo xtask <task>
 
 Tasks:
-  gen [--check] [--crate DIR]   Discover every #[hermes_tool] function of the tools
-                                crate (default: tools/) and write its registry,
-                                src/generated.rs. With --check, write nothing and
-                                fail when the checked-in registry is stale.
+  gen [--check] [--crate DIR]   Discover every #[hermes_tool] function of a tools
+                                crate and write its registry, src/generated.rs
+                                (default: every tools crate of the workspace,
+                                tools/ and tests/). With --check, write nothing
+                                and fail when a checked-in registry is stale.
 ";
 
 fn main() -> ExitCode {
@@ -35,15 +36,21 @@ fn workspace_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
+/// The workspace's tools crates: the built-in tools and the test tools.
+const TOOLS_CRATES: &[&str] = &["tools", "tests"];
+
 fn gen(args: &[String]) -> ExitCode {
     let mut check = false;
-    let mut crate_root = workspace_root().join("tools");
+    let mut crates: Vec<PathBuf> = TOOLS_CRATES
+        .iter()
+        .map(|c| workspace_root().join(c))
+        .collect();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--check" => check = true,
             "--crate" => match iter.next() {
-                Some(dir) => crate_root = PathBuf::from(dir),
+                Some(dir) => crates = vec![PathBuf::from(dir)],
                 None => {
                     eprintln!("error: --crate needs a directory");
                     return ExitCode::from(2);
@@ -56,7 +63,17 @@ fn gen(args: &[String]) -> ExitCode {
         }
     }
 
-    let (discovery, source) = match render_registry(&crate_root) {
+    let mut status = ExitCode::SUCCESS;
+    for crate_root in &crates {
+        if gen_crate(crate_root, check) != ExitCode::SUCCESS {
+            status = ExitCode::FAILURE;
+        }
+    }
+    status
+}
+
+fn gen_crate(crate_root: &Path, check: bool) -> ExitCode {
+    let (discovery, source) = match render_registry(crate_root) {
         Ok(ok) => ok,
         Err(diagnostics) => {
             for d in &diagnostics {
