@@ -73,6 +73,16 @@ pub fn generate(discovery: &Discovery) -> Result<String, Diagnostic> {
 
         /// Every toolset a built-in tool registers into, sorted.
         pub const TOOLSETS: &[&str] = &[#(#toolsets),*];
+
+        #[path = "generated_plans.rs"]
+        mod plans;
+
+        /// Everything the runtime's `Registry` is built over.
+        pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
+            tools: &TOOLS,
+            tool_toolsets: &TOOL_TOOLSETS,
+            plans: &plans::PLANS,
+        };
     };
     let source = format!("{GENERATED_PREAMBLE}\n{tokens}");
     rustfmt(&source).map(|s| doc_attrs_to_comments(&s))
@@ -101,7 +111,7 @@ fn doc_attrs_to_comments(source: &str) -> String {
 }
 
 /// Formats Rust source with the toolchain's rustfmt (as `cargo fmt` would).
-fn rustfmt(source: &str) -> Result<String, Diagnostic> {
+pub(crate) fn rustfmt(source: &str) -> Result<String, Diagnostic> {
     let fail = |what: String| {
         Diagnostic::error(format!("rustfmt failed on the generated registry: {what}"))
             .note("rustfmt comes with the toolchain: `rustup component add rustfmt`")

@@ -8,10 +8,12 @@
 pub mod diagnostic;
 pub mod discover;
 pub mod generate;
+pub mod plans;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use discover::{discover, DiscoveredTool, Discovery, ToolModule};
 pub use generate::{generate, GENERATED_PREAMBLE};
+pub use plans::{render_plans, PLANS_FILE};
 
 use std::path::Path;
 

@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::coerce::CoercionPlan;
+use crate::registry::StaticPlans;
 use crate::{Profile, ToolContext};
 
 /// The future an async handler returns: the JSON string for the model.
@@ -70,12 +72,23 @@ pub struct ToolEntry {
 #[derive(Debug)]
 pub struct EntryCache {
     schema: OnceLock<Value>,
+    plan: OnceLock<PlanSlot>,
+}
+
+#[derive(Debug)]
+enum PlanSlot {
+    /// Emitted by the build step (`generated_plans.rs`).
+    Static(&'static CoercionPlan),
+    /// Compiled from the schema on first use (a tool added since the last
+    /// `cargo xtask gen`).
+    Compiled(CoercionPlan),
 }
 
 impl EntryCache {
     pub const fn new() -> Self {
         EntryCache {
             schema: OnceLock::new(),
+            plan: OnceLock::new(),
         }
     }
 }
@@ -90,6 +103,19 @@ impl ToolEntry {
     /// The `parameters` JSON Schema object (self-contained: no `$ref`, no `$schema`).
     pub fn parameters(&self) -> &Value {
         self.schema().get("parameters").unwrap_or(&Value::Null)
+    }
+
+    /// The coercion plan: the static one the build step emitted, else one
+    /// compiled from the schema once. Dispatch never walks schema JSON.
+    pub fn coercion_plan(&self, plans: &'static StaticPlans) -> &CoercionPlan {
+        let slot = self.cache.plan.get_or_init(|| match plans.get(self.name) {
+            Some(plan) => PlanSlot::Static(plan),
+            None => PlanSlot::Compiled(CoercionPlan::compile(self.parameters())),
+        });
+        match slot {
+            PlanSlot::Static(plan) => plan,
+            PlanSlot::Compiled(plan) => plan,
+        }
     }
 
     /// `{name, description, parameters}`, as the model is sent it.

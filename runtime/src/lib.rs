@@ -5,6 +5,7 @@
 //! [`Registry::dispatch`], which always returns a JSON string. Schemas are
 //! derived by `#[hermes_tool]`; this crate never parses Rust.
 
+pub mod coerce;
 pub mod context;
 pub mod entry;
 pub mod registry;
@@ -18,7 +19,7 @@ pub mod __private;
 
 pub use context::{Profile, ToolContext};
 pub use entry::{Handler, ParamInfo, ToolEntry};
-pub use registry::{Registry, StaticTools};
+pub use registry::{Registry, StaticPlans, StaticTables, StaticTools};
 
 /// Builds the `{"error": MESSAGE}` JSON string every failure is reported as.
 pub fn error_json(message: impl Into<String>) -> String {

@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::catch::{panic_message, CatchUnwind};
+use crate::coerce::CoercionPlan;
 use crate::entry::{Handler, ToolEntry};
 use crate::sanitize::sanitize_tool_error;
 use crate::{error_json, ToolContext};
@@ -12,10 +13,24 @@ use crate::{error_json, ToolContext};
 /// The generated, phf-indexed table: tool name → entry.
 pub type StaticTools = phf::Map<&'static str, &'static ToolEntry>;
 
+/// The generated coercion plans: tool name → plan.
+pub type StaticPlans = phf::Map<&'static str, &'static CoercionPlan>;
+
+/// Everything `cargo xtask gen` emits for one tools crate
+/// (`hermes_tools::generated::TABLES`).
+#[derive(Debug)]
+pub struct StaticTables {
+    pub tools: &'static StaticTools,
+    /// Tool name → the toolset it registers into.
+    pub tool_toolsets: &'static phf::Map<&'static str, &'static str>,
+    pub plans: &'static StaticPlans,
+}
+
 /// The tools an agent can call.
 #[derive(Clone, Copy)]
 pub struct Registry {
     statics: &'static StaticTools,
+    plans: &'static StaticPlans,
 }
 
 impl std::fmt::Debug for Registry {
@@ -27,9 +42,12 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
-    /// A registry over the generated table (`hermes_tools::generated::TOOLS`).
-    pub const fn new(statics: &'static StaticTools) -> Self {
-        Registry { statics }
+    /// A registry over the generated tables (`hermes_tools::generated::TABLES`).
+    pub const fn new(tables: &'static StaticTables) -> Self {
+        Registry {
+            statics: tables.tools,
+            plans: tables.plans,
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
@@ -50,6 +68,17 @@ impl Registry {
             self.entries()
                 .into_iter()
                 .map(|e| serde_json::json!({ "type": "function", "function": e.schema() }))
+                .collect(),
+        )
+    }
+
+    /// `{name: parameters}` for every tool: what the build step compiles
+    /// coercion plans from.
+    pub fn parameters_by_name(&self) -> Value {
+        Value::Object(
+            self.entries()
+                .into_iter()
+                .map(|e| (e.name.to_string(), e.parameters().clone()))
                 .collect(),
         )
     }
@@ -80,7 +109,7 @@ impl Registry {
             return unknown_tool(name);
         };
         let args = match args {
-            Value::Object(_) => args,
+            Value::Object(_) => entry.coercion_plan(self.plans).apply(args),
             _ => Value::Object(Default::default()),
         };
         let outcome = match entry.handler {

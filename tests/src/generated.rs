@@ -44,3 +44,11 @@ pub const TOOL_NAMES: &[&str] = &[
 ];
 /// Every toolset a built-in tool registers into, sorted.
 pub const TOOLSETS: &[&str] = &["edges"];
+#[path = "generated_plans.rs"]
+mod plans;
+/// Everything the runtime's `Registry` is built over.
+pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
+    tools: &TOOLS,
+    tool_toolsets: &TOOL_TOOLSETS,
+    plans: &plans::PLANS,
+};

@@ -9,5 +9,5 @@ pub use hermes_runtime::{Registry, ToolContext};
 
 /// The registry of the test tools.
 pub fn registry() -> Registry {
-    Registry::new(&generated::TOOLS)
+    Registry::new(&generated::TABLES)
 }

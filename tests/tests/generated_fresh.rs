@@ -32,3 +32,24 @@ fn every_discovered_tool_is_in_the_registry_with_its_toolset() {
         assert_eq!(entry.description, found.tool.description);
     }
 }
+
+#[test]
+fn static_coercion_plans_match_the_schemas() {
+    use hermes_runtime::coerce::CoercionPlan;
+    for tables in [
+        &hermes_tools::generated::TABLES,
+        &hermes_tests::generated::TABLES,
+    ] {
+        for entry in tables.tools.values() {
+            let emitted = tables.plans.get(entry.name).unwrap_or_else(|| {
+                panic!("no static plan for `{}`: run `cargo xtask gen`", entry.name)
+            });
+            assert_eq!(
+                **emitted,
+                CoercionPlan::compile(entry.parameters()),
+                "the static plan of `{}` is stale: run `cargo xtask gen`",
+                entry.name
+            );
+        }
+    }
+}

@@ -20,3 +20,11 @@ pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'
 pub const TOOL_NAMES: &[&str] = &["read_file"];
 /// Every toolset a built-in tool registers into, sorted.
 pub const TOOLSETS: &[&str] = &["file"];
+#[path = "generated_plans.rs"]
+mod plans;
+/// Everything the runtime's `Registry` is built over.
+pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
+    tools: &TOOLS,
+    tool_toolsets: &TOOL_TOOLSETS,
+    plans: &plans::PLANS,
+};

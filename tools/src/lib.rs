@@ -11,5 +11,5 @@ pub use hermes_runtime::{Registry, ToolContext};
 
 /// The registry of every built-in tool.
 pub fn registry() -> Registry {
-    Registry::new(&generated::TOOLS)
+    Registry::new(&generated::TABLES)
 }

@@ -3,7 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use hermes_build_tools::{ensure_file, render_registry, FileState, GENERATED_FILE};
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use hermes_build_tools::{
+    ensure_file, render_plans, render_registry, FileState, GENERATED_FILE, PLANS_FILE,
+};
 
 const USAGE: &str = "\
 cargo xtask <task>
@@ -36,21 +41,23 @@ fn workspace_root() -> PathBuf {
     manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
-/// The workspace's tools crates: the built-in tools and the test tools.
-const TOOLS_CRATES: &[&str] = &["tools", "tests"];
+/// The workspace's tools crates (folder, package): the built-in tools and
+/// the test tools. Each has an `examples/dump_parameters.rs`, which `gen`
+/// runs to compile the static coercion plans.
+const TOOLS_CRATES: &[(&str, &str)] = &[("tools", "hermes-tools"), ("tests", "hermes-tests")];
 
 fn gen(args: &[String]) -> ExitCode {
     let mut check = false;
-    let mut crates: Vec<PathBuf> = TOOLS_CRATES
+    let mut crates: Vec<(PathBuf, Option<&str>)> = TOOLS_CRATES
         .iter()
-        .map(|c| workspace_root().join(c))
+        .map(|(dir, package)| (workspace_root().join(dir), Some(*package)))
         .collect();
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--check" => check = true,
             "--crate" => match iter.next() {
-                Some(dir) => crates = vec![PathBuf::from(dir)],
+                Some(dir) => crates = vec![(PathBuf::from(dir), None)],
                 None => {
                     eprintln!("error: --crate needs a directory");
                     return ExitCode::from(2);
@@ -64,15 +71,98 @@ fn gen(args: &[String]) -> ExitCode {
     }
 
     let mut status = ExitCode::SUCCESS;
-    for crate_root in &crates {
-        if gen_crate(crate_root, check) != ExitCode::SUCCESS {
+    for (crate_root, package) in &crates {
+        if !gen_crate(crate_root, check) {
             status = ExitCode::FAILURE;
+            continue;
+        }
+        if let Some(package) = package {
+            if !gen_plans(crate_root, package, check) {
+                status = ExitCode::FAILURE;
+            }
         }
     }
     status
 }
 
-fn gen_crate(crate_root: &Path, check: bool) -> ExitCode {
+/// Writes (or checks) `file`, reporting what happened. `false` on failure.
+fn ensure(target: &Path, contents: &str, check: bool, what: &str) -> bool {
+    match ensure_file(target, contents, check) {
+        Ok(FileState::Unchanged) => {
+            eprintln!("{} is up to date ({what})", target.display());
+            true
+        }
+        Ok(FileState::Written) => {
+            eprintln!("wrote {} ({what})", target.display());
+            true
+        }
+        Ok(FileState::Stale) => {
+            eprintln!(
+                "error: {} is stale: the tools changed since it was generated\n  run `cargo xtask gen` and commit the result",
+                target.display()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", target.display());
+            false
+        }
+    }
+}
+
+/// Phase 2: compile the crate, dump every tool's parameters, render the
+/// static coercion plans from them.
+fn gen_plans(crate_root: &Path, package: &str, check: bool) -> bool {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "run",
+            "--quiet",
+            "--package",
+            package,
+            "--example",
+            "dump_parameters",
+        ])
+        .current_dir(workspace_root())
+        .output();
+    let output = match output {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            eprintln!(
+                "error: `cargo run -p {package} --example dump_parameters` failed:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            return false;
+        }
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            return false;
+        }
+    };
+    let parameters: BTreeMap<String, serde_json::Value> =
+        match serde_json::from_slice(&output.stdout) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: dump_parameters of {package} printed no JSON object: {e}");
+                return false;
+            }
+        };
+    match render_plans(&parameters) {
+        Ok(source) => ensure(
+            &crate_root.join(PLANS_FILE),
+            &source,
+            check,
+            &format!("{} coercion plans", parameters.len()),
+        ),
+        Err(d) => {
+            eprint!("{d}");
+            false
+        }
+    }
+}
+
+/// Phase 1: discover and write the registry. `false` on failure.
+fn gen_crate(crate_root: &Path, check: bool) -> bool {
     let (discovery, source) = match render_registry(crate_root) {
         Ok(ok) => ok,
         Err(diagnostics) => {
@@ -81,33 +171,30 @@ fn gen_crate(crate_root: &Path, check: bool) -> ExitCode {
             }
             let n = diagnostics.iter().filter(|d| d.is_error()).count();
             eprintln!("error: could not generate the registry due to {n} previous error(s)");
-            return ExitCode::FAILURE;
+            return false;
         }
     };
     for w in &discovery.warnings {
         eprint!("{w}");
     }
-    let target = crate_root.join(GENERATED_FILE);
     let tools = discovery.tools().count();
-    match ensure_file(&target, &source, check) {
-        Ok(FileState::Unchanged) => {
-            eprintln!("{} is up to date ({tools} tools)", target.display());
-            ExitCode::SUCCESS
-        }
-        Ok(FileState::Written) => {
-            eprintln!("wrote {} ({tools} tools)", target.display());
-            ExitCode::SUCCESS
-        }
-        Ok(FileState::Stale) => {
-            eprintln!(
-                "error: {} is stale: the tools changed since it was generated\n  run `cargo xtask gen` and commit the result",
-                target.display()
-            );
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", target.display());
-            ExitCode::FAILURE
+    let fresh = ensure(
+        &crate_root.join(GENERATED_FILE),
+        &source,
+        check,
+        &format!("{tools} tools"),
+    );
+    // The registry includes the plans file; a new crate starts with an empty
+    // one, which phase 2 fills in.
+    let plans = crate_root.join(PLANS_FILE);
+    if !check && !plans.exists() {
+        match render_plans(&BTreeMap::new()) {
+            Ok(empty) => return fresh && ensure(&plans, &empty, false, "no plans yet"),
+            Err(d) => {
+                eprint!("{d}");
+                return false;
+            }
         }
     }
+    fresh
 }
