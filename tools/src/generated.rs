@@ -6,18 +6,28 @@ pub mod file;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(0, 0)],
-    entries: &[("read_file", &file::__HERMES_TOOL_read_file)],
+    disps: &[(1, 0), (0, 3)],
+    entries: &[
+        ("write_file", &file::__HERMES_TOOL_write_file),
+        ("patch", &file::__HERMES_TOOL_patch),
+        ("search_files", &file::__HERMES_TOOL_search_files),
+        ("read_file", &file::__HERMES_TOOL_read_file),
+    ],
 };
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
-        disps: &[(0, 0)],
-        entries: &[("read_file", "file")],
+        disps: &[(1, 0), (0, 3)],
+        entries: &[
+            ("write_file", "file"),
+            ("patch", "file"),
+            ("search_files", "file"),
+            ("read_file", "file"),
+        ],
     };
 /// Every built-in tool name, sorted.
-pub const TOOL_NAMES: &[&str] = &["read_file"];
+pub const TOOL_NAMES: &[&str] = &["patch", "read_file", "search_files", "write_file"];
 /// Every toolset a built-in tool registers into, sorted.
 pub const TOOLSETS: &[&str] = &["file"];
 #[path = "generated_plans.rs"]

@@ -4,12 +4,26 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(0, 0)],
-    entries: &[("read_file", &PLAN_0)],
+    disps: &[(1, 0), (0, 3)],
+    entries: &[
+        ("write_file", &PLAN_3),
+        ("patch", &PLAN_0),
+        ("search_files", &PLAN_2),
+        ("read_file", &PLAN_1),
+    ],
 };
 
-/// `read_file`
+/// `patch`
 static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("replace_all"),
+        flags: 0,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `read_file`
+static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("limit"),
@@ -24,4 +38,17 @@ static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
             node: ::hermes_runtime::coerce::RepairNode::INERT,
         },
     ]),
+};
+/// `search_files`
+static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("limit"),
+        flags: 0,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `write_file`
+static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
 };

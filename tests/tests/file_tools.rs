@@ -1,0 +1,159 @@
+//! The `file` toolset through the real registry's dispatch, on temp dirs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use hermes_runtime::{Profile, ToolContext};
+use serde_json::{json, Value};
+
+struct Sandbox {
+    dir: tempfile::TempDir,
+    ctx: ToolContext,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(Profile::new(dir.path().join(".hermes")), dir.path());
+        Sandbox { dir, ctx }
+    }
+
+    async fn call(&self, name: &str, args: Value) -> Value {
+        let out = hermes_tools::registry()
+            .dispatch(name, args, &self.ctx)
+            .await;
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
+    }
+}
+
+#[tokio::test]
+async fn write_then_read_with_pagination_and_coerced_limit() {
+    let sb = Sandbox::new();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    let v = sb
+        .call(
+            "write_file",
+            json!({"path": "notes/a.txt", "content": text}),
+        )
+        .await;
+    assert_eq!(v["bytes_written"], text.len());
+    assert_eq!(sb.read("notes/a.txt"), text);
+
+    // The model sent the limit as a string: coercion repairs it.
+    let v = sb
+        .call(
+            "read_file",
+            json!({"path": "notes/a.txt", "offset": 3, "limit": "2"}),
+        )
+        .await;
+    assert_eq!(v["content"], "3|line 3\n4|line 4");
+    assert_eq!(v["total_lines"], 10);
+    assert_eq!(v["next_offset"], 5);
+}
+
+#[tokio::test]
+async fn read_missing_file_is_a_clear_error() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.dir.path().join("config.toml"), "x").unwrap();
+    let v = sb.call("read_file", json!({"path": "confg.toml"})).await;
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains("confg.toml"), "{e}");
+    assert!(e.contains("config.toml"), "suggests the near name: {e}");
+}
+
+#[tokio::test]
+async fn patch_replaces_exactly_once_or_explains() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.dir.path().join("m.rs"), "let a = 1;\nlet b = 1;\n").unwrap();
+
+    let v = sb
+        .call(
+            "patch",
+            json!({"path": "m.rs", "old_string": "= 1", "new_string": "= 2"}),
+        )
+        .await;
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains('2') && e.contains("replace_all"), "{e}");
+    assert_eq!(
+        sb.read("m.rs"),
+        "let a = 1;\nlet b = 1;\n",
+        "unchanged on error"
+    );
+
+    let v = sb
+        .call(
+            "patch",
+            json!({"path": "m.rs", "old_string": "missing", "new_string": "x"}),
+        )
+        .await;
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("Could not find old_string"),
+        "{v}"
+    );
+
+    let v = sb
+        .call(
+            "patch",
+            json!({"path": "m.rs", "old_string": "let b = 1", "new_string": "let b = 3"}),
+        )
+        .await;
+    assert_eq!(v["replacements"], 1);
+    assert!(v["diff"].as_str().unwrap().contains("+let b = 3;"), "{v}");
+    assert_eq!(sb.read("m.rs"), "let a = 1;\nlet b = 3;\n");
+
+    let v = sb
+        .call(
+            "patch",
+            json!({"path": "m.rs", "old_string": "let", "new_string": "const", "replace_all": "true"}),
+        )
+        .await;
+    assert_eq!(v["replacements"], 2);
+}
+
+#[tokio::test]
+async fn search_respects_gitignore_and_reports_bad_regex() {
+    let sb = Sandbox::new();
+    let root = sb.dir.path();
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "fn needle() {}\n").unwrap();
+    std::fs::write(root.join("target/out.rs"), "fn needle() {}\n").unwrap();
+
+    let v = sb.call("search_files", json!({"pattern": "needle"})).await;
+    let paths: Vec<&str> = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["src/lib.rs"]);
+
+    let v = sb.call("search_files", json!({"pattern": "fn ("})).await;
+    assert!(v["error"].as_str().unwrap().contains("fn ("), "{v}");
+}
+
+#[test]
+fn the_file_toolset_has_the_four_tools_with_described_parameters() {
+    let registry = hermes_tools::registry();
+    for name in ["read_file", "write_file", "patch", "search_files"] {
+        let entry = registry.get(name).unwrap();
+        assert_eq!(entry.toolset, "file");
+        let params = entry.parameters();
+        assert_eq!(params["type"], "object");
+        for (prop, schema) in params["properties"].as_object().unwrap() {
+            assert!(
+                schema["description"]
+                    .as_str()
+                    .is_some_and(|d| !d.is_empty()),
+                "{name}.{prop} has no description"
+            );
+        }
+    }
+}

@@ -1,0 +1,705 @@
+//! Tests of the file tool logic (`read_file`, `write_file`, `patch`, `search_files`) on temporary directories.
+
+use std::fs;
+use std::path::Path;
+
+use super::ops::{
+    patch, read_file, search_files, write_file, FileError, LINE_CUT_MARKER, MAX_READ_CHARS,
+};
+use tempfile::TempDir;
+
+fn tmp() -> TempDir {
+    match tempfile::tempdir() {
+        Ok(dir) => dir,
+        Err(e) => panic!("cannot create a temp dir: {e}"),
+    }
+}
+
+fn put(dir: &Path, rel: &str, bytes: impl AsRef<[u8]>) {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).unwrap();
+    }
+    fs::write(path, bytes).unwrap();
+}
+
+fn numbered(range: std::ops::RangeInclusive<u64>) -> String {
+    range
+        .map(|i| format!("{i}|l{i}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn many_lines(n: u64) -> String {
+    (1..=n).map(|i| format!("l{i}\n")).collect()
+}
+
+// ---------------------------------------------------------------------------
+// read_file
+// ---------------------------------------------------------------------------
+
+#[test]
+fn read_numbers_lines_from_one() {
+    let dir = tmp();
+    put(dir.path(), "a.txt", "line1\nline2\nline3\n");
+    let out = read_file(dir.path(), "a.txt", None, None).unwrap();
+    assert_eq!(out.content, "1|line1\n2|line2\n3|line3");
+    assert_eq!(out.total_lines, 3);
+    assert_eq!(out.file_size, 18);
+    assert!(!out.truncated);
+    assert_eq!(out.next_offset, None);
+    assert_eq!(out.hint, None);
+}
+
+#[test]
+fn read_counts_a_last_line_without_newline() {
+    let dir = tmp();
+    put(dir.path(), "a.txt", "a\nb");
+    let out = read_file(dir.path(), "a.txt", None, None).unwrap();
+    assert_eq!(out.content, "1|a\n2|b");
+    assert_eq!(out.total_lines, 2);
+}
+
+#[test]
+fn read_empty_file() {
+    let dir = tmp();
+    put(dir.path(), "e.txt", "");
+    let out = read_file(dir.path(), "e.txt", None, None).unwrap();
+    assert_eq!(out.content, "");
+    assert_eq!(out.total_lines, 0);
+    assert!(!out.truncated);
+}
+
+#[test]
+fn read_paginates() {
+    let dir = tmp();
+    put(dir.path(), "m.txt", many_lines(3000));
+
+    let out = read_file(dir.path(), "m.txt", Some(2990), Some(5)).unwrap();
+    assert_eq!(out.content, numbered(2990..=2994));
+    assert_eq!(out.total_lines, 3000);
+    assert!(out.truncated);
+    assert_eq!(out.next_offset, Some(2995));
+    let hint = out.hint.unwrap();
+    assert!(hint.contains("offset=2995"), "{hint}");
+    assert!(hint.contains("2990-2994 of 3000"), "{hint}");
+
+    // The last page is not truncated.
+    let out = read_file(dir.path(), "m.txt", Some(2995), Some(50)).unwrap();
+    assert_eq!(out.content, numbered(2995..=3000));
+    assert!(!out.truncated);
+    assert_eq!(out.next_offset, None);
+
+    // Default limit is 500.
+    let out = read_file(dir.path(), "m.txt", None, None).unwrap();
+    assert_eq!(out.content, numbered(1..=500));
+    assert_eq!(out.next_offset, Some(501));
+
+    // Limit is capped at 2000.
+    let out = read_file(dir.path(), "m.txt", Some(1), Some(5000)).unwrap();
+    assert_eq!(out.content.lines().count(), 2000);
+    assert_eq!(out.next_offset, Some(2001));
+
+    // Offset 0 and limit 0 are raised to 1.
+    let out = read_file(dir.path(), "m.txt", Some(0), Some(0)).unwrap();
+    assert_eq!(out.content, "1|l1");
+    assert_eq!(out.next_offset, Some(2));
+}
+
+#[test]
+fn read_offset_past_end_is_empty_with_hint() {
+    let dir = tmp();
+    put(dir.path(), "m.txt", many_lines(10));
+    let out = read_file(dir.path(), "m.txt", Some(50), None).unwrap();
+    assert_eq!(out.content, "");
+    assert_eq!(out.total_lines, 10);
+    assert!(!out.truncated);
+    assert!(out.hint.unwrap().contains("past the end"));
+}
+
+#[test]
+fn read_cuts_long_lines_by_characters() {
+    let dir = tmp();
+    put(
+        dir.path(),
+        "long.txt",
+        format!("{}\nshort\n{}\n", "x".repeat(2500), "é".repeat(2001)),
+    );
+    let out = read_file(dir.path(), "long.txt", None, None).unwrap();
+    let lines: Vec<&str> = out.content.split('\n').collect();
+    assert_eq!(lines[0], format!("1|{}{LINE_CUT_MARKER}", "x".repeat(2000)));
+    assert_eq!(lines[1], "2|short");
+    assert_eq!(lines[2], format!("3|{}{LINE_CUT_MARKER}", "é".repeat(2000)));
+    assert!(!out.truncated);
+}
+
+#[test]
+fn read_keeps_to_the_character_budget() {
+    let dir = tmp();
+    let line = "y".repeat(150);
+    let text: String = (0..2000).map(|_| format!("{line}\n")).collect();
+    put(dir.path(), "wide.txt", text);
+    let out = read_file(dir.path(), "wide.txt", None, Some(2000)).unwrap();
+    assert!(out.content.chars().count() <= MAX_READ_CHARS);
+    let shown = out.content.split('\n').count() as u64;
+    assert!(shown < 2000);
+    assert!(out.truncated);
+    assert_eq!(out.next_offset, Some(shown + 1));
+    assert!(out.hint.unwrap().contains(&format!("offset={}", shown + 1)));
+}
+
+#[test]
+fn read_strips_bom_keeps_cr_and_replaces_bad_bytes() {
+    let dir = tmp();
+    put(
+        dir.path(),
+        "bom.txt",
+        b"\xEF\xBB\xBFfirst\r\nsecond \xff\xfe end\n",
+    );
+    let out = read_file(dir.path(), "bom.txt", None, None).unwrap();
+    assert_eq!(out.content, "1|first\r\n2|second \u{FFFD}\u{FFFD} end");
+}
+
+#[test]
+fn read_refuses_binary_files() {
+    let dir = tmp();
+    put(dir.path(), "blob.txt", b"abc\x00\x01\x02def".repeat(50));
+    let err = read_file(dir.path(), "blob.txt", None, None).unwrap_err();
+    assert!(matches!(err, FileError::Binary { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("blob.txt") && msg.contains("binary"), "{msg}");
+
+    // Mostly invalid UTF-8, no NUL.
+    put(
+        dir.path(),
+        "noise.txt",
+        [0xffu8, 0xfe, 0x80, 0x81].repeat(100),
+    );
+    let err = read_file(dir.path(), "noise.txt", None, None).unwrap_err();
+    assert!(matches!(err, FileError::Binary { .. }), "{err:?}");
+
+    // Known binary extension, whatever the content.
+    put(dir.path(), "pic.png", "not really a png");
+    let err = read_file(dir.path(), "pic.png", None, None).unwrap_err();
+    assert!(err.to_string().contains(".png"), "{err}");
+}
+
+#[test]
+fn read_missing_file_names_path_and_suggests() {
+    let dir = tmp();
+    put(dir.path(), "long.txt", "x\n");
+    put(dir.path(), "config.yaml", "x\n");
+    put(dir.path(), "unrelated.md", "x\n");
+    put(dir.path(), "sub/zzz.rs", "x\n");
+
+    let err = read_file(dir.path(), "lng.txt", None, None).unwrap_err();
+    let FileError::FileNotFound { path, similar } = &err else {
+        panic!("wrong error: {err:?}");
+    };
+    assert_eq!(path, "lng.txt");
+    assert_eq!(similar.first().map(String::as_str), Some("long.txt"));
+    assert!(!similar.iter().any(|s| s == "unrelated.md"));
+    let msg = err.to_string();
+    assert!(msg.starts_with("File not found: lng.txt"), "{msg}");
+    assert!(msg.contains("long.txt"), "{msg}");
+
+    let err = read_file(dir.path(), "config.yml", None, None).unwrap_err();
+    assert!(err.to_string().contains("config.yaml"), "{err}");
+
+    let err = read_file(dir.path(), "sub/zzz.txt", None, None).unwrap_err();
+    let FileError::FileNotFound { similar, .. } = err else {
+        panic!("wrong error");
+    };
+    assert_eq!(similar, vec!["sub/zzz.rs".to_owned()]);
+
+    // A missing folder gives no suggestions but still names the path.
+    let err = read_file(dir.path(), "nowhere/x.txt", None, None).unwrap_err();
+    assert_eq!(err.to_string(), "File not found: nowhere/x.txt");
+}
+
+#[test]
+fn read_refuses_directories_and_empty_paths() {
+    let dir = tmp();
+    fs::create_dir(dir.path().join("sub")).unwrap();
+    let err = read_file(dir.path(), "sub", None, None).unwrap_err();
+    assert!(matches!(err, FileError::IsDirectory { .. }), "{err:?}");
+    assert!(err.to_string().contains("search_files"));
+    let err = read_file(dir.path(), "", None, None).unwrap_err();
+    assert_eq!(err, FileError::EmptyPath);
+}
+
+#[cfg(unix)]
+#[test]
+fn read_refuses_device_files() {
+    let dir = tmp();
+    let err = read_file(dir.path(), "/dev/null", None, None).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn read_accepts_absolute_paths() {
+    let dir = tmp();
+    let other = tmp();
+    put(other.path(), "abs.txt", "hello\n");
+    let abs = other.path().join("abs.txt");
+    let out = read_file(dir.path(), abs.to_str().unwrap(), None, None).unwrap();
+    assert_eq!(out.content, "1|hello");
+}
+
+#[test]
+fn read_output_serializes_without_empty_options() {
+    let dir = tmp();
+    put(dir.path(), "a.txt", "x\n");
+    let out = read_file(dir.path(), "a.txt", None, None).unwrap();
+    let json = serde_json::to_value(&out).unwrap();
+    assert_eq!(
+        json,
+        serde_json::json!({"content": "1|x", "total_lines": 1, "file_size": 2, "truncated": false})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// write_file
+// ---------------------------------------------------------------------------
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
+#[test]
+fn write_creates_parents_and_reports_bytes() {
+    let dir = tmp();
+    let out = write_file(dir.path(), "new/dir/x.txt", "héllo\nworld\n").unwrap();
+    assert_eq!(out.bytes_written, 13);
+    assert!(out.dirs_created);
+    assert!(out.created);
+    assert_eq!(
+        out.resolved_path,
+        dir.path().join("new/dir/x.txt").to_string_lossy()
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("new/dir/x.txt")).unwrap(),
+        "héllo\nworld\n"
+    );
+    assert!(leftovers(&dir.path().join("new/dir")).is_empty());
+
+    let json = serde_json::to_value(&out).unwrap();
+    assert_eq!(json["bytes_written"], 13);
+    assert_eq!(json["dirs_created"], true);
+}
+
+#[test]
+fn write_overwrites_atomically_and_keeps_permissions() {
+    let dir = tmp();
+    put(dir.path(), "f.txt", "old content that is longer\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(dir.path().join("f.txt"), fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    let out = write_file(dir.path(), "f.txt", "new\n").unwrap();
+    assert!(!out.created);
+    assert!(!out.dirs_created);
+    assert_eq!(out.bytes_written, 4);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("f.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(dir.path().join("f.txt"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o640);
+    }
+}
+
+#[test]
+fn write_empty_content_and_refuse_directory() {
+    let dir = tmp();
+    let out = write_file(dir.path(), "empty.txt", "").unwrap();
+    assert_eq!(out.bytes_written, 0);
+    assert_eq!(fs::read(dir.path().join("empty.txt")).unwrap(), b"");
+
+    fs::create_dir(dir.path().join("d")).unwrap();
+    let err = write_file(dir.path(), "d", "x").unwrap_err();
+    assert!(matches!(err, FileError::IsDirectory { .. }), "{err:?}");
+    assert_eq!(
+        write_file(dir.path(), "", "x").unwrap_err(),
+        FileError::EmptyPath
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn write_goes_through_symlinks() {
+    let dir = tmp();
+    put(dir.path(), "real.txt", "old\n");
+    std::os::unix::fs::symlink("real.txt", dir.path().join("link.txt")).unwrap();
+    write_file(dir.path(), "link.txt", "new\n").unwrap();
+    assert!(fs::symlink_metadata(dir.path().join("link.txt"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        fs::read_to_string(dir.path().join("real.txt")).unwrap(),
+        "new\n"
+    );
+}
+
+#[test]
+fn write_under_a_file_fails_clearly() {
+    let dir = tmp();
+    put(dir.path(), "plain", "x");
+    let err = write_file(dir.path(), "plain/child.txt", "x").unwrap_err();
+    assert!(err.to_string().contains("plain/child.txt"), "{err}");
+}
+
+// ---------------------------------------------------------------------------
+// patch
+// ---------------------------------------------------------------------------
+
+#[test]
+fn patch_replaces_once_with_diff() {
+    let dir = tmp();
+    put(dir.path(), "x.txt", "héllo\nworld\nagain\n");
+    let out = patch(dir.path(), "x.txt", "world", "there", false).unwrap();
+    assert_eq!(out.replacements, 1);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("x.txt")).unwrap(),
+        "héllo\nthere\nagain\n"
+    );
+    assert_eq!(
+        out.diff,
+        "--- a/x.txt\n+++ b/x.txt\n@@ -1,3 +1,3 @@\n héllo\n-world\n+there\n again\n"
+    );
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn patch_diff_has_separate_hunks_and_context() {
+    let dir = tmp();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    put(dir.path(), "f.txt", &text);
+    let out = patch(dir.path(), "f.txt", "line 2\n", "", false).unwrap();
+    assert_eq!(
+        out.diff,
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,4 @@\n line 1\n-line 2\n line 3\n line 4\n line 5\n"
+    );
+    put(dir.path(), "g.txt", "a\nX\nb\nc\nd\ne\nf\ng\nh\ni\nX\nj\n");
+    let out = patch(dir.path(), "g.txt", "X", "Y", true).unwrap();
+    assert_eq!(out.replacements, 2);
+    assert_eq!(out.diff.matches("@@ -").count(), 2, "{}", out.diff);
+    assert!(
+        out.diff.contains("@@ -1,5 +1,5 @@\n a\n-X\n+Y\n b\n"),
+        "{}",
+        out.diff
+    );
+    assert!(
+        out.diff
+            .contains("@@ -8,5 +8,5 @@\n g\n h\n i\n-X\n+Y\n j\n"),
+        "{}",
+        out.diff
+    );
+}
+
+#[test]
+fn patch_text_not_found() {
+    let dir = tmp();
+    put(dir.path(), "x.txt", "hello\n");
+    let err = patch(dir.path(), "x.txt", "zzz", "y", false).unwrap_err();
+    assert!(matches!(err, FileError::TextNotFound { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("x.txt") && msg.contains("read_file"), "{msg}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("x.txt")).unwrap(),
+        "hello\n"
+    );
+}
+
+#[test]
+fn patch_not_found_hints_at_crlf() {
+    let dir = tmp();
+    put(dir.path(), "w.txt", "one\r\ntwo\r\n");
+    let err = patch(dir.path(), "w.txt", "one\ntwo", "x", false).unwrap_err();
+    assert!(err.to_string().contains("CRLF"), "{err}");
+}
+
+#[test]
+fn patch_not_unique_says_how_many() {
+    let dir = tmp();
+    put(dir.path(), "dup.txt", "a foo b foo c foo\nfoo\n");
+    let err = patch(dir.path(), "dup.txt", "foo", "bar", false).unwrap_err();
+    assert_eq!(
+        err,
+        FileError::NotUnique {
+            path: "dup.txt".into(),
+            count: 4
+        }
+    );
+    let msg = err.to_string();
+    assert!(msg.contains("4 times"), "{msg}");
+    assert!(
+        msg.contains("context") && msg.contains("replace_all"),
+        "{msg}"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.path().join("dup.txt")).unwrap(),
+        "a foo b foo c foo\nfoo\n"
+    );
+}
+
+#[test]
+fn patch_replace_all() {
+    let dir = tmp();
+    put(dir.path(), "dup.txt", "a foo b foo c foo\nfoo\n");
+    let out = patch(dir.path(), "dup.txt", "foo", "bar", true).unwrap();
+    assert_eq!(out.replacements, 4);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("dup.txt")).unwrap(),
+        "a bar b bar c bar\nbar\n"
+    );
+    assert_eq!(
+        out.diff,
+        "--- a/dup.txt\n+++ b/dup.txt\n@@ -1,2 +1,2 @@\n-a foo b foo c foo\n-foo\n+a bar b bar c bar\n+bar\n"
+    );
+}
+
+#[test]
+fn patch_unicode() {
+    let dir = tmp();
+    put(dir.path(), "u.txt", "名前: 日本 😀\nnext\n");
+    let out = patch(dir.path(), "u.txt", "日本 😀", "中文 🎉", false).unwrap();
+    assert_eq!(out.replacements, 1);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("u.txt")).unwrap(),
+        "名前: 中文 🎉\nnext\n"
+    );
+    assert!(
+        out.diff.contains("-名前: 日本 😀\n+名前: 中文 🎉\n"),
+        "{}",
+        out.diff
+    );
+}
+
+#[test]
+fn patch_joining_lines_and_end_without_newline() {
+    let dir = tmp();
+    put(dir.path(), "j.txt", "ab\ncd\nlast");
+    let out = patch(dir.path(), "j.txt", "b\n", "", false).unwrap();
+    assert_eq!(
+        fs::read_to_string(dir.path().join("j.txt")).unwrap(),
+        "acd\nlast"
+    );
+    assert_eq!(
+        out.diff,
+        "--- a/j.txt\n+++ b/j.txt\n@@ -1,3 +1,2 @@\n-ab\n-cd\n+acd\n last\n\\ No newline at end of file\n"
+    );
+}
+
+#[test]
+fn patch_argument_and_file_errors() {
+    let dir = tmp();
+    put(dir.path(), "x.txt", "hello\n");
+    assert_eq!(
+        patch(dir.path(), "x.txt", "", "y", false).unwrap_err(),
+        FileError::EmptyOldString
+    );
+    assert_eq!(
+        patch(dir.path(), "x.txt", "hello", "hello", false).unwrap_err(),
+        FileError::NoChange
+    );
+    let err = patch(dir.path(), "nope.txt", "a", "b", false).unwrap_err();
+    assert!(
+        err.to_string().starts_with("File not found: nope.txt"),
+        "{err}"
+    );
+
+    put(dir.path(), "bin.txt", b"a\x00b".repeat(20));
+    let err = patch(dir.path(), "bin.txt", "a", "b", true).unwrap_err();
+    assert!(matches!(err, FileError::Binary { .. }), "{err:?}");
+
+    put(dir.path(), "latin1.txt", b"caf\xe9 au lait\n");
+    let err = patch(dir.path(), "latin1.txt", "lait", "miel", false).unwrap_err();
+    assert!(matches!(err, FileError::NotUtf8 { .. }), "{err:?}");
+}
+
+// ---------------------------------------------------------------------------
+// search_files
+// ---------------------------------------------------------------------------
+
+fn search_tree() -> TempDir {
+    let dir = tmp();
+    let d = dir.path();
+    put(d, ".gitignore", "ignored/\n*.log\n");
+    put(d, ".ignore", "secret.txt\n");
+    put(d, "src/a.rs", "fn main() {}\nlet foo = 1;\n");
+    put(d, "ignored/b.rs", "foo here\n");
+    put(d, "x.log", "foo log\n");
+    put(d, "secret.txt", "foo secret\n");
+    put(d, ".hidden/h.txt", "foo hidden\n");
+    put(d, "c.txt", "foo\nfoo2\nfoo3\n");
+    put(d, "bin.dat", b"foo\x00bin\n");
+    dir
+}
+
+fn paths_and_lines(out: &super::ops::SearchOutput) -> Vec<(String, u64)> {
+    out.matches
+        .iter()
+        .map(|m| (m.path.clone(), m.line))
+        .collect()
+}
+
+#[test]
+fn search_respects_ignore_files_hidden_and_binary() {
+    let dir = search_tree();
+    let out = search_files(dir.path(), "foo", None, None, None).unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![
+            ("c.txt".to_owned(), 1),
+            ("c.txt".to_owned(), 2),
+            ("c.txt".to_owned(), 3),
+            ("src/a.rs".to_owned(), 2),
+        ]
+    );
+    assert_eq!(out.total_count, 4);
+    assert!(!out.truncated);
+    assert_eq!(out.matches[3].content, "let foo = 1;");
+}
+
+#[test]
+fn search_with_glob_and_sub_path() {
+    let dir = search_tree();
+    let out = search_files(dir.path(), "foo", None, Some("*.rs"), None).unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("src/a.rs".to_owned(), 2)]);
+
+    // The .gitignore above the searched folder still applies.
+    put(dir.path(), "src/y.log", "foo in a log\n");
+    let out = search_files(dir.path(), "foo", Some("src"), None, None).unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("src/a.rs".to_owned(), 2)]);
+
+    let out = search_files(dir.path(), "foo", Some("./"), None, None).unwrap();
+    assert_eq!(out.total_count, 4);
+    assert_eq!(out.matches[0].path, "c.txt");
+
+    let out = search_files(dir.path(), "foo\\d", Some("c.txt"), None, None).unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![("c.txt".to_owned(), 2), ("c.txt".to_owned(), 3)]
+    );
+
+    let err = search_files(dir.path(), "foo", Some("nonexist"), None, None).unwrap_err();
+    assert_eq!(
+        err,
+        FileError::SearchPathNotFound {
+            path: "nonexist".into()
+        }
+    );
+    assert!(err.to_string().contains("nonexist"));
+}
+
+#[test]
+fn search_invalid_regex_names_pattern() {
+    let dir = search_tree();
+    let err = search_files(dir.path(), "foo(", None, None, None).unwrap_err();
+    let FileError::InvalidRegex { pattern, message } = &err else {
+        panic!("wrong error: {err:?}");
+    };
+    assert_eq!(pattern, "foo(");
+    assert!(message.contains("unclosed group"), "{message}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("\"foo(\"") && msg.contains("unclosed group"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn search_invalid_glob() {
+    let dir = search_tree();
+    let err = search_files(dir.path(), "foo", None, Some("[abc"), None).unwrap_err();
+    assert!(matches!(err, FileError::InvalidGlob { .. }), "{err:?}");
+    assert!(err.to_string().contains("[abc"));
+}
+
+#[test]
+fn search_limit_and_truncation() {
+    let dir = tmp();
+    put(dir.path(), "a.txt", "hit\n".repeat(10));
+    put(dir.path(), "b.txt", "hit\n".repeat(60));
+
+    let out = search_files(dir.path(), "hit", None, None, Some(3)).unwrap();
+    assert_eq!(out.matches.len(), 3);
+    assert_eq!(out.total_count, 70);
+    assert!(out.truncated);
+    assert!(out.hint.as_deref().unwrap().contains("3 of 70"));
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![
+            ("a.txt".into(), 1),
+            ("a.txt".into(), 2),
+            ("a.txt".into(), 3)
+        ]
+    );
+
+    // Default limit is 50.
+    let out = search_files(dir.path(), "hit", None, None, None).unwrap();
+    assert_eq!(out.matches.len(), 50);
+    assert_eq!(out.matches[10].path, "b.txt");
+    assert!(out.truncated);
+
+    // Exactly at the limit: not truncated.
+    let out = search_files(dir.path(), "hit", Some("a.txt"), None, Some(10)).unwrap();
+    assert_eq!(out.matches.len(), 10);
+    assert!(!out.truncated);
+    assert_eq!(out.hint, None);
+
+    // Limit 0 counts as 1.
+    let out = search_files(dir.path(), "hit", None, None, Some(0)).unwrap();
+    assert_eq!(out.matches.len(), 1);
+}
+
+#[test]
+fn search_cuts_long_lines_and_strips_line_endings() {
+    let dir = tmp();
+    put(
+        dir.path(),
+        "w.txt",
+        format!("needle {}\r\nend needle\r\n", "é".repeat(600)),
+    );
+    let out = search_files(dir.path(), "needle$", None, None, None).unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("w.txt".into(), 2)]);
+    assert_eq!(out.matches[0].content, "end needle");
+
+    let out = search_files(dir.path(), "^needle", None, None, None).unwrap();
+    let content = &out.matches[0].content;
+    assert!(content.ends_with(LINE_CUT_MARKER));
+    assert_eq!(
+        content.chars().count(),
+        500 + LINE_CUT_MARKER.chars().count()
+    );
+}
+
+#[test]
+fn search_output_shape() {
+    let dir = tmp();
+    put(dir.path(), "a.txt", "x1\n");
+    let out = search_files(dir.path(), "x\\d", None, None, None).unwrap();
+    assert_eq!(
+        serde_json::to_value(&out).unwrap(),
+        serde_json::json!({
+            "total_count": 1,
+            "matches": [{"path": "a.txt", "line": 1, "content": "x1"}],
+            "truncated": false
+        })
+    );
+}
