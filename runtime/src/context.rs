@@ -21,6 +21,21 @@ impl Profile {
         &self.home
     }
 
+    /// A secret from the profile's own `.env` (`<home>/.env`), read at call
+    /// time. Never the process environment: one process serves many
+    /// profiles, each with its own secrets.
+    pub fn secret(&self, name: &str) -> Option<String> {
+        let iter = dotenvy::from_path_iter(self.home.join(".env")).ok()?;
+        let mut found = None;
+        for item in iter.flatten() {
+            if item.0 == name {
+                // A later line wins, as when a shell sources the file.
+                found = Some(item.1);
+            }
+        }
+        found.filter(|v| !v.is_empty())
+    }
+
     /// The default profile: `$HERMES_HOME`, else `~/.hermes`.
     pub fn default_home() -> Self {
         if let Some(home) = std::env::var_os("HERMES_HOME") {
