@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use quote::{format_ident, quote};
 
+use crate::toolsets::{emit_rust, Table};
 use crate::{Diagnostic, Discovery};
 
 /// The first lines of every generated file.
@@ -16,7 +17,7 @@ pub const GENERATED_PREAMBLE: &str = "\
 ";
 
 /// Renders `src/generated.rs`, formatted with rustfmt.
-pub fn generate(discovery: &Discovery) -> Result<String, Diagnostic> {
+pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Diagnostic> {
     let rt = quote!(::hermes_runtime::__private);
 
     let modules = discovery.modules.iter().map(|m| {
@@ -82,9 +83,19 @@ pub fn generate(discovery: &Discovery) -> Result<String, Diagnostic> {
             tools: &TOOLS,
             tool_toolsets: &TOOL_TOOLSETS,
             plans: &plans::PLANS,
+            toolsets: &TOOLSET_TABLE,
         };
     };
-    let source = format!("{GENERATED_PREAMBLE}\n{tokens}");
+    // The toolset table of toolsets.toml, declared toolsets and bundles.
+    let table_source = emit_rust(table, "::hermes_runtime::toolsets", "TOOLSET_TABLE");
+    let table_source: String = table_source
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let source = format!(
+        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}"
+    );
     rustfmt(&source).map(|s| doc_attrs_to_comments(&s))
 }
 

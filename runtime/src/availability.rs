@@ -100,6 +100,11 @@ impl Availability {
         }
     }
 
+    /// "Now", on this cache's clock.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
     /// Answers `check` for `profile`, from the cache when fresh.
     pub fn is_available(&self, check: CheckFn, profile: &Profile) -> bool {
         let key = (check as usize, profile.home().to_path_buf());

@@ -8,9 +8,12 @@
 pub mod availability;
 pub mod coerce;
 pub mod context;
+pub mod definitions;
+pub mod dialect;
 pub mod entry;
 pub mod registry;
 pub mod sanitize;
+pub mod toolsets;
 
 mod catch;
 mod schema;

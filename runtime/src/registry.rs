@@ -5,9 +5,14 @@
 use serde_json::Value;
 
 use crate::catch::{panic_message, CatchUnwind};
+use std::sync::Mutex;
+
+use crate::availability::Availability;
 use crate::coerce::CoercionPlan;
+use crate::definitions::DefinitionsState;
 use crate::entry::{Handler, ToolEntry};
 use crate::sanitize::sanitize_tool_error;
+use crate::toolsets::Toolsets;
 use crate::{error_json, ToolContext};
 
 /// The generated, phf-indexed table: tool name → entry.
@@ -24,13 +29,18 @@ pub struct StaticTables {
     /// Tool name → the toolset it registers into.
     pub tool_toolsets: &'static phf::Map<&'static str, &'static str>,
     pub plans: &'static StaticPlans,
+    /// The toolset table of `toolsets.toml`.
+    pub toolsets: &'static crate::toolsets::StaticTable,
 }
 
-/// The tools an agent can call.
-#[derive(Clone, Copy)]
+/// The tools an agent can call, their toolsets and availability answers.
+/// Build one per process (`hermes_tools::registry()`) and share it.
 pub struct Registry {
     statics: &'static StaticTools,
     plans: &'static StaticPlans,
+    toolsets: Toolsets,
+    availability: Availability,
+    definitions: Mutex<DefinitionsState>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -43,11 +53,33 @@ impl std::fmt::Debug for Registry {
 
 impl Registry {
     /// A registry over the generated tables (`hermes_tools::generated::TABLES`).
-    pub const fn new(tables: &'static StaticTables) -> Self {
+    pub fn new(tables: &'static StaticTables) -> Self {
+        Registry::with_availability(tables, Availability::default())
+    }
+
+    /// The same, with availability answered on a given clock (tests).
+    pub fn with_availability(tables: &'static StaticTables, availability: Availability) -> Self {
         Registry {
             statics: tables.tools,
             plans: tables.plans,
+            toolsets: Toolsets::new(*tables.toolsets),
+            availability,
+            definitions: Mutex::new(DefinitionsState::default()),
         }
+    }
+
+    pub(crate) fn definitions_state(&self) -> &Mutex<DefinitionsState> {
+        &self.definitions
+    }
+
+    /// The toolsets: the static table plus run-time additions.
+    pub fn toolsets(&self) -> &Toolsets {
+        &self.toolsets
+    }
+
+    /// The process-wide availability answers.
+    pub fn availability(&self) -> &Availability {
+        &self.availability
     }
 
     pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
@@ -59,17 +91,6 @@ impl Registry {
         let mut entries: Vec<_> = self.statics.values().copied().collect();
         entries.sort_unstable_by_key(|e| e.name);
         entries
-    }
-
-    /// Definitions in the OpenAI function-calling format, sorted by name:
-    /// `[{"type": "function", "function": {name, description, parameters}}]`.
-    pub fn definitions(&self) -> Value {
-        Value::Array(
-            self.entries()
-                .into_iter()
-                .map(|e| serde_json::json!({ "type": "function", "function": e.schema() }))
-                .collect(),
-        )
     }
 
     /// `{name: parameters}` for every tool: what the build step compiles

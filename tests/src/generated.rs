@@ -3,39 +3,53 @@
 
 #[path = "tools/edges.rs"]
 pub mod edges;
+#[path = "tools/gated.rs"]
+pub mod gated;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(3, 0), (0, 4), (2, 0)],
+    disps: &[(1, 0), (0, 8), (1, 0), (0, 1)],
     entries: &[
-        ("echo", &edges::__HERMES_TOOL_echo),
-        ("raw_string", &edges::__HERMES_TOOL_raw_string),
-        ("whoami", &edges::__HERMES_TOOL_whoami),
         ("range", &edges::__HERMES_TOOL_range),
-        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
-        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
+        ("gated_search", &gated::__HERMES_TOOL_gated_search),
+        ("whoami", &edges::__HERMES_TOOL_whoami),
         ("panic_async", &edges::__HERMES_TOOL_panic_async),
+        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
+        ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
+        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
+        ("echo", &edges::__HERMES_TOOL_echo),
+        ("notes_read", &gated::__HERMES_TOOL_notes_read),
+        ("notes_write", &gated::__HERMES_TOOL_notes_write),
+        ("raw_string", &edges::__HERMES_TOOL_raw_string),
     ],
 };
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
-        disps: &[(3, 0), (0, 4), (2, 0)],
+        disps: &[(1, 0), (0, 8), (1, 0), (0, 1)],
         entries: &[
-            ("echo", "edges"),
-            ("raw_string", "edges"),
-            ("whoami", "edges"),
             ("range", "edges"),
-            ("panic_sync", "edges"),
-            ("maybe_fail", "edges"),
+            ("gated_search", "search"),
+            ("whoami", "edges"),
             ("panic_async", "edges"),
+            ("maybe_fail", "edges"),
+            ("gated_fetch", "search"),
+            ("panic_sync", "edges"),
+            ("echo", "edges"),
+            ("notes_read", "notes"),
+            ("notes_write", "notes"),
+            ("raw_string", "edges"),
         ],
     };
 /// Every built-in tool name, sorted.
 pub const TOOL_NAMES: &[&str] = &[
     "echo",
+    "gated_fetch",
+    "gated_search",
     "maybe_fail",
+    "notes_read",
+    "notes_write",
     "panic_async",
     "panic_sync",
     "range",
@@ -43,7 +57,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "whoami",
 ];
 /// Every toolset a built-in tool registers into, sorted.
-pub const TOOLSETS: &[&str] = &["edges"];
+pub const TOOLSETS: &[&str] = &["edges", "notes", "search"];
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
@@ -51,4 +65,70 @@ pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTabl
     tools: &TOOLS,
     tool_toolsets: &TOOL_TOOLSETS,
     plans: &plans::PLANS,
+    toolsets: &TOOLSET_TABLE,
 };
+/// The toolsets of toolsets.toml (platform bundles expanded).
+pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
+    ::hermes_runtime::toolsets::StaticTable {
+        toolsets: &[
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "edges",
+                description: "Tools that exercise the edges of dispatch",
+                tools: &[
+                    "echo",
+                    "maybe_fail",
+                    "panic_async",
+                    "panic_sync",
+                    "range",
+                    "raw_string",
+                    "whoami",
+                ],
+                includes: &[],
+                instructional: false,
+                posture: false,
+            },
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "hermes-cli",
+                description: "CLI: core plus search",
+                tools: &["echo", "notes_read", "gated_search"],
+                includes: &[],
+                instructional: false,
+                posture: false,
+            },
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "notes",
+                description: "Reading and writing notes",
+                tools: &["notes_read", "notes_write"],
+                includes: &[],
+                instructional: false,
+                posture: false,
+            },
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "research",
+                description: "Research posture",
+                tools: &["gated_search", "notes_read", "echo"],
+                includes: &[],
+                instructional: false,
+                posture: true,
+            },
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "search",
+                description: "Searching, behind an API key",
+                tools: &["gated_search", "gated_fetch"],
+                includes: &[],
+                instructional: false,
+                posture: false,
+            },
+        ],
+        core: &["echo", "notes_read"],
+        webhook_safe: &["echo"],
+        agent_loop: &[],
+        legacy: &[::hermes_runtime::toolsets::StaticLegacy {
+            name: "old_search",
+            tools: &["gated_search"],
+        }],
+        aliases: &[::hermes_runtime::toolsets::StaticAlias {
+            alias: "lookup",
+            target: "search",
+        }],
+    };

@@ -4,15 +4,19 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(3, 0), (0, 4), (2, 0)],
+    disps: &[(1, 0), (0, 8), (1, 0), (0, 1)],
     entries: &[
+        ("range", &PLAN_8),
+        ("gated_search", &PLAN_2),
+        ("whoami", &PLAN_10),
+        ("panic_async", &PLAN_6),
+        ("maybe_fail", &PLAN_3),
+        ("gated_fetch", &PLAN_1),
+        ("panic_sync", &PLAN_7),
         ("echo", &PLAN_0),
-        ("raw_string", &PLAN_5),
-        ("whoami", &PLAN_6),
-        ("range", &PLAN_4),
-        ("panic_sync", &PLAN_3),
-        ("maybe_fail", &PLAN_1),
-        ("panic_async", &PLAN_2),
+        ("notes_read", &PLAN_4),
+        ("notes_write", &PLAN_5),
+        ("raw_string", &PLAN_9),
     ],
 };
 
@@ -25,8 +29,16 @@ static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
-/// `maybe_fail`
+/// `gated_fetch`
 static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `gated_search`
+static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `maybe_fail`
+static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("fail"),
         flags: 0,
@@ -34,16 +46,24 @@ static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
+/// `notes_read`
+static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `notes_write`
+static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
 /// `panic_async`
-static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
 /// `panic_sync`
-static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
 /// `range`
-static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("end"),
@@ -60,10 +80,10 @@ static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `raw_string`
-static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
 /// `whoami`
-static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

@@ -8,6 +8,8 @@ pub mod generated;
 pub use hermes_runtime::{Registry, ToolContext};
 
 /// The registry of the test tools.
-pub fn registry() -> Registry {
-    Registry::new(&generated::TABLES)
+pub fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::LazyLock<Registry> =
+        std::sync::LazyLock::new(|| Registry::new(&generated::TABLES));
+    &REGISTRY
 }

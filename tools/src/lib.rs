@@ -10,6 +10,8 @@ pub mod generated;
 pub use hermes_runtime::{Registry, ToolContext};
 
 /// The registry of every built-in tool.
-pub fn registry() -> Registry {
-    Registry::new(&generated::TABLES)
+pub fn registry() -> &'static Registry {
+    static REGISTRY: std::sync::LazyLock<Registry> =
+        std::sync::LazyLock::new(|| Registry::new(&generated::TABLES));
+    &REGISTRY
 }

@@ -40,7 +40,11 @@ fn main() -> ExitCode {
                 println!("{:<width$}  {:<set_width$}  {}", e.name, e.toolset, e.emoji);
             }
         }
-        Command::Schema => match serde_json::to_string_pretty(&registry.definitions()) {
+        Command::Schema => match serde_json::to_string_pretty(
+            &*registry
+                .get_tool_definitions(None, &[], &hermes_runtime::Profile::default_home())
+                .tools,
+        ) {
             Ok(json) => println!("{json}"),
             Err(e) => {
                 eprintln!("error: {e}");

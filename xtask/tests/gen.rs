@@ -127,3 +127,25 @@ fn bare_xtask_lists_the_tasks() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("gen [--check]"));
 }
+
+#[test]
+fn toolset_table_errors_have_positions_and_suggestions() {
+    let dir = copy_fixture("gen-bad-toolsets");
+    let (ok, stderr) = xtask(&["gen"], dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("did you mean `hello`?"), "{stderr}");
+    assert!(stderr.contains("toolsets.toml:6:"), "{stderr}");
+    assert!(
+        stderr.contains("greet -> polite -> greet") || stderr.contains("polite -> greet -> polite"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_crate_without_a_toolset_table_is_an_error() {
+    let dir = copy_fixture("gen-ok");
+    std::fs::remove_file(dir.path().join("toolsets.toml")).unwrap();
+    let (ok, stderr) = xtask(&["gen"], dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("toolsets.toml"), "{stderr}");
+}

@@ -37,7 +37,12 @@ fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
                 ..
             }) = &nv.value
             {
-                for line in s.value().lines() {
+                let value = s.value();
+                if value.trim().is_empty() {
+                    // `///` alone: a paragraph break (`lines()` yields nothing for "").
+                    lines.push(String::new());
+                }
+                for line in value.lines() {
                     lines.push(line.strip_prefix(' ').unwrap_or(line).to_string());
                 }
             }

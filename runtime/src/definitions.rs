@@ -1,0 +1,315 @@
+//! The tool definitions the model is sent, and the availability report.
+//!
+//! `get_tool_definitions(enabled, disabled, profile)` (BEHAVIOUR.md §5):
+//! 1. `enabled` absent → every toolset; else each valid toolset name
+//!    resolves, a legacy name maps to its tool list, an unknown name is
+//!    reported in [`Definitions::unknown`];
+//! 2. `disabled` is subtracted last; for a `hermes-*` bundle or a posture
+//!    toolset only its non-core tools are subtracted;
+//! 3. tools that do not exist or fail their availability check are dropped
+//!    (a check shared by several tools runs once per pass); the rest are
+//!    sorted by name and wrapped `{"type": "function", "function": …}`;
+//!    dynamic schema overrides are merged shallowly over the static schema;
+//! 4. cross-references are appended to a description only when the tool
+//!    they mention survived;
+//! 5. schemas are sanitized for strict backends (no `$ref`, no bare object
+//!    without `properties`);
+//! 7. results are memoised: at most 8 entries keyed by the inputs, the
+//!    profile and the registry generation, oldest evicted, each reused for
+//!    at most the availability TTL. Callers get an `Arc` they cannot mutate
+//!    in place; `Arc::unwrap_or_clone` gives them their own copy.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::availability::{CheckPass, CHECK_TTL};
+use crate::dialect::sanitize_for_strict_backends;
+use crate::{Profile, Registry};
+
+/// How many definition sets are memoised.
+pub const DEFINITIONS_CACHE_SIZE: usize = 8;
+
+/// A dynamic schema override: fields merged shallowly over the static schema
+/// each time definitions are built. `None` (or a panic) keeps the static one.
+pub type SchemaOverride = Arc<dyn Fn(&Profile) -> Option<Map<String, Value>> + Send + Sync>;
+
+/// The result of [`Registry::get_tool_definitions`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Definitions {
+    /// `[{"type": "function", "function": {name, description, parameters}}]`, sorted.
+    pub tools: Arc<Vec<Value>>,
+    /// Names in `enabled` that are neither toolsets nor legacy names.
+    pub unknown: Vec<String>,
+}
+
+impl Definitions {
+    /// The tool names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect()
+    }
+}
+
+/// One toolset none of whose tools is exposable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnavailableToolset {
+    pub name: String,
+    /// The secrets its tools need (`requires_env`), sorted.
+    pub env_vars: Vec<String>,
+    pub tools: Vec<String>,
+}
+
+/// [`Registry::check_tool_availability`]'s answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AvailabilityReport {
+    /// Toolsets with at least one exposable tool, sorted.
+    pub available: Vec<String>,
+    pub unavailable: Vec<UnavailableToolset>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    enabled: Option<Vec<String>>,
+    disabled: Vec<String>,
+    profile: PathBuf,
+    generation: u64,
+}
+
+/// The mutable state definitions depend on: overrides, cross-references,
+/// the memo.
+#[derive(Default)]
+pub(crate) struct DefinitionsState {
+    overrides: BTreeMap<String, SchemaOverride>,
+    /// tool → [(mentioned tool, sentence appended when it survived)]
+    cross_refs: BTreeMap<String, Vec<(String, String)>>,
+    cache: VecDeque<(CacheKey, Instant, Definitions)>,
+    generation: u64,
+}
+
+impl std::fmt::Debug for DefinitionsState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DefinitionsState")
+            .field("overrides", &self.overrides.keys().collect::<Vec<_>>())
+            .field("cross_refs", &self.cross_refs)
+            .field("cached", &self.cache.len())
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Registry {
+    /// Registers a dynamic schema override for `tool` (replacing any other).
+    pub fn set_schema_override(&self, tool: &str, f: SchemaOverride) {
+        let mut state = lock(self.definitions_state());
+        state.overrides.insert(tool.to_string(), f);
+        state.generation += 1;
+    }
+
+    /// Appends `sentence` to `tool`'s description whenever `mentions`
+    /// survives filtering too. Descriptions themselves never name tools of
+    /// other toolsets (`cargo xtask check-tools`); this is how they refer to one.
+    pub fn add_cross_reference(&self, tool: &str, mentions: &str, sentence: &str) {
+        let mut state = lock(self.definitions_state());
+        state
+            .cross_refs
+            .entry(tool.to_string())
+            .or_default()
+            .push((mentions.to_string(), sentence.to_string()));
+        state.generation += 1;
+    }
+
+    /// A counter bumped by every change that can alter definitions.
+    pub fn generation(&self) -> u64 {
+        let own = lock(self.definitions_state()).generation;
+        own.wrapping_add(self.toolsets().generation())
+    }
+
+    /// The definitions for a session: see the module docs for every step.
+    pub fn get_tool_definitions(
+        &self,
+        enabled: Option<&[&str]>,
+        disabled: &[&str],
+        profile: &Profile,
+    ) -> Definitions {
+        let key = CacheKey {
+            enabled: enabled.map(|e| e.iter().map(|s| s.to_string()).collect()),
+            disabled: disabled.iter().map(|s| s.to_string()).collect(),
+            profile: profile.home().to_path_buf(),
+            generation: self.generation(),
+        };
+        let now = self.availability().now();
+        {
+            let state = lock(self.definitions_state());
+            let hit = state
+                .cache
+                .iter()
+                .find(|(k, at, _)| *k == key && now.saturating_duration_since(*at) < CHECK_TTL);
+            if let Some((_, _, defs)) = hit {
+                return defs.clone();
+            }
+        }
+        let defs = self.build_definitions(enabled, disabled, profile);
+        let mut state = lock(self.definitions_state());
+        state.cache.retain(|(k, _, _)| *k != key);
+        if state.cache.len() >= DEFINITIONS_CACHE_SIZE {
+            state.cache.pop_front();
+        }
+        state.cache.push_back((key, now, defs.clone()));
+        defs
+    }
+
+    /// Forgets memoised definitions and availability answers.
+    pub fn invalidate_definitions(&self) {
+        lock(self.definitions_state()).cache.clear();
+        self.availability().invalidate();
+    }
+
+    /// Steps 1–2: the names of the tools a session is offered, before checks.
+    pub fn selected_tools(
+        &self,
+        enabled: Option<&[&str]>,
+        disabled: &[&str],
+    ) -> (BTreeSet<String>, Vec<String>) {
+        let toolsets = self.toolsets();
+        let mut unknown = Vec::new();
+        let mut selected: BTreeSet<String> = match enabled {
+            None => toolsets.resolve_toolset("all").into_iter().collect(),
+            Some(names) => {
+                let mut set = BTreeSet::new();
+                for name in names {
+                    if toolsets.validate_toolset(name) {
+                        set.extend(toolsets.resolve_toolset(name));
+                    } else if let Some(tools) = toolsets.legacy_tools(name) {
+                        set.extend(tools.iter().map(|t| t.to_string()));
+                    } else {
+                        unknown.push(name.to_string());
+                    }
+                }
+                set
+            }
+        };
+        for name in disabled {
+            let remove: Vec<String> =
+                if name.starts_with(crate::toolsets::BUNDLE_PREFIX) || toolsets.is_posture(name) {
+                    toolsets.bundle_non_core_tools(name)
+                } else if let Some(tools) = toolsets.legacy_tools(name) {
+                    tools.iter().map(|t| t.to_string()).collect()
+                } else {
+                    toolsets.resolve_toolset(name)
+                };
+            for tool in remove {
+                selected.remove(&tool);
+            }
+        }
+        (selected, unknown)
+    }
+
+    fn build_definitions(
+        &self,
+        enabled: Option<&[&str]>,
+        disabled: &[&str],
+        profile: &Profile,
+    ) -> Definitions {
+        let (selected, unknown) = self.selected_tools(enabled, disabled);
+        let mut pass = self.availability().pass(profile);
+        let survivors: Vec<_> = selected
+            .iter()
+            .filter_map(|name| self.get(name))
+            .filter(|entry| pass.is_available(entry.check))
+            .collect();
+        let names: BTreeSet<&str> = survivors.iter().map(|e| e.name).collect();
+
+        let (overrides, cross_refs) = {
+            let state = lock(self.definitions_state());
+            (state.overrides.clone(), state.cross_refs.clone())
+        };
+        let tools = survivors
+            .into_iter()
+            .map(|entry| {
+                let mut schema = match entry.schema() {
+                    Value::Object(map) => map.clone(),
+                    _ => Map::new(),
+                };
+                if let Some(f) = overrides.get(entry.name) {
+                    let fields =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(profile)));
+                    if let Ok(Some(fields)) = fields {
+                        schema.extend(fields);
+                    }
+                }
+                if let Some(refs) = cross_refs.get(entry.name) {
+                    let extra: Vec<&str> = refs
+                        .iter()
+                        .filter(|(other, _)| names.contains(other.as_str()))
+                        .map(|(_, sentence)| sentence.as_str())
+                        .collect();
+                    if !extra.is_empty() {
+                        let base = schema
+                            .get("description")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .trim_end()
+                            .to_string();
+                        schema.insert(
+                            "description".into(),
+                            Value::String(format!("{base} {}", extra.join(" "))),
+                        );
+                    }
+                }
+                schema.insert("name".into(), Value::String(entry.name.to_string()));
+                if let Some(params) = schema.get("parameters") {
+                    let clean = sanitize_for_strict_backends(params);
+                    schema.insert("parameters".into(), clean);
+                }
+                serde_json::json!({ "type": "function", "function": schema })
+            })
+            .collect();
+        Definitions {
+            tools: Arc::new(tools),
+            unknown,
+        }
+    }
+
+    /// Which toolsets have at least one exposable tool for `profile`, and
+    /// for the others what they would need.
+    pub fn check_tool_availability(&self, profile: &Profile) -> AvailabilityReport {
+        let mut pass = self.availability().pass(profile);
+        let mut report = AvailabilityReport {
+            available: Vec::new(),
+            unavailable: Vec::new(),
+        };
+        for name in self.toolsets().toolset_names() {
+            let tools = self.toolsets().resolve_toolset(&name);
+            let exposable = tools.iter().any(|t| self.is_exposable(t, &mut pass));
+            if exposable {
+                report.available.push(name);
+            } else {
+                let env_vars: BTreeSet<String> = tools
+                    .iter()
+                    .filter_map(|t| self.get(t))
+                    .flat_map(|e| e.requires_env.iter().map(|v| v.to_string()))
+                    .collect();
+                report.unavailable.push(UnavailableToolset {
+                    name,
+                    env_vars: env_vars.into_iter().collect(),
+                    tools,
+                });
+            }
+        }
+        report
+    }
+
+    fn is_exposable(&self, tool: &str, pass: &mut CheckPass<'_>) -> bool {
+        self.get(tool).is_some_and(|e| pass.is_available(e.check))
+    }
+}
