@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use hermes_runtime::ToolContext;
+use hermes_runtime::dialect::{rewrite, Dialect};
+use hermes_runtime::{Profile, Registry, ToolContext};
 
 #[derive(Parser)]
 #[command(name = "hermes-tools", version, about = "The hermes built-in tools")]
@@ -16,8 +17,20 @@ struct Cli {
 enum Command {
     /// List every tool: name, toolset, emoji.
     List,
-    /// Print the tool definitions the model is sent (OpenAI format JSON).
-    Schema,
+    /// Print the tool definitions the model is sent (JSON).
+    Schema {
+        /// Toolsets (or legacy names) to enable, comma-separated; default: all.
+        #[arg(long, value_delimiter = ',')]
+        toolsets: Option<Vec<String>>,
+        /// Toolsets to disable, comma-separated (subtracted last).
+        #[arg(long, value_delimiter = ',')]
+        disable: Vec<String>,
+        /// The provider dialect: openai, openai-strict, gemini, llamacpp, mcp.
+        #[arg(long, default_value = "openai")]
+        dialect: String,
+    },
+    /// Show which toolsets are available for the profile, and what the others need.
+    Check,
     /// Call a tool and print the JSON string it returns.
     Call {
         /// The tool's name.
@@ -31,26 +44,46 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let registry = hermes_tools::registry();
+    let profile = Profile::default_home();
     match cli.command {
         Command::List => {
             let entries = registry.entries();
             let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4);
             let set_width = entries.iter().map(|e| e.toolset.len()).max().unwrap_or(7);
+            let mut text = String::new();
             for e in entries {
-                println!("{:<width$}  {:<set_width$}  {}", e.name, e.toolset, e.emoji);
+                text += &format!("{:<width$}  {:<set_width$}  {}\n", e.name, e.toolset, e.emoji);
             }
+            emit(&text)
         }
-        Command::Schema => match serde_json::to_string_pretty(
-            &*registry
-                .get_tool_definitions(None, &[], &hermes_runtime::Profile::default_home())
-                .tools,
-        ) {
-            Ok(json) => println!("{json}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::FAILURE;
+        Command::Schema {
+            toolsets,
+            disable,
+            dialect,
+        } => schema(registry, toolsets, disable, &dialect, &profile),
+        Command::Check => {
+            let report = registry.check_tool_availability(&profile);
+            let width = report
+                .available
+                .iter()
+                .chain(report.unavailable.iter().map(|u| &u.name))
+                .map(String::len)
+                .max()
+                .unwrap_or(7);
+            let mut text = format!("{:<width$}  STATUS       NEEDS\n", "TOOLSET");
+            for name in &report.available {
+                text += &format!("{name:<width$}  available\n");
             }
-        },
+            for u in &report.unavailable {
+                let needs = if u.env_vars.is_empty() {
+                    format!("tools: {}", u.tools.join(", "))
+                } else {
+                    u.env_vars.join(", ")
+                };
+                text += &format!("{:<width$}  unavailable  {needs}\n", u.name);
+            }
+            emit(&text)
+        }
         Command::Call { name, args } => {
             let runtime = match tokio::runtime::Builder::new_current_thread().build() {
                 Ok(rt) => rt,
@@ -61,8 +94,62 @@ fn main() -> ExitCode {
             };
             let ctx = ToolContext::current_dir();
             let result = runtime.block_on(registry.dispatch_json(&name, &args, &ctx));
-            println!("{result}");
+            emit(&format!("{result}\n"))
         }
     }
-    ExitCode::SUCCESS
+}
+
+fn schema(
+    registry: &Registry,
+    toolsets: Option<Vec<String>>,
+    disable: Vec<String>,
+    dialect: &str,
+    profile: &Profile,
+) -> ExitCode {
+    let Some(dialect) = Dialect::parse(dialect) else {
+        let known: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
+        eprintln!("error: unknown dialect `{dialect}`; expected one of: {}", known.join(", "));
+        return ExitCode::from(2);
+    };
+    let enabled: Option<Vec<&str>> = toolsets
+        .as_ref()
+        .map(|t| t.iter().map(String::as_str).collect());
+    let disabled: Vec<&str> = disable.iter().map(String::as_str).collect();
+    let defs = registry.get_tool_definitions(enabled.as_deref(), &disabled, profile);
+    for name in &defs.unknown {
+        eprintln!("warning: unknown toolset `{name}`");
+    }
+    let mut out = Vec::with_capacity(defs.tools.len());
+    for tool in defs.tools.iter() {
+        match rewrite(&tool["function"], dialect) {
+            Ok(v) => out.push(v),
+            Err(issues) => {
+                for issue in issues {
+                    eprintln!("error: {}", issue.message);
+                }
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    match serde_json::to_string_pretty(&out) {
+        Ok(json) => emit(&format!("{json}\n")),
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends quietly instead of panicking.
+fn emit(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot write the output: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
