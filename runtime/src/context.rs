@@ -2,6 +2,7 @@
 //! directory, the tools enabled in the session.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A profile: the home directory a call runs under. State files resolve
@@ -51,9 +52,14 @@ struct Inner {
     task_id: Option<String>,
     session_id: Option<String>,
     tool_call_id: Option<String>,
+    turn_id: Option<String>,
+    /// The task that spawned this one, for a sub-agent's calls.
+    parent_task_id: Option<String>,
     profile: Profile,
     cwd: PathBuf,
     enabled_tools: Option<Vec<String>>,
+    /// Shared by clones: while > 0, post-call hooks are suppressed.
+    quiet: Arc<AtomicUsize>,
 }
 
 /// What a tool call runs with. Cheap to clone (one `Arc`).
@@ -70,9 +76,12 @@ impl ToolContext {
                 task_id: None,
                 session_id: None,
                 tool_call_id: None,
+                turn_id: None,
+                parent_task_id: None,
                 profile,
                 cwd: cwd.into(),
                 enabled_tools: None,
+                quiet: Arc::new(AtomicUsize::new(0)),
             }),
         }
     }
@@ -101,6 +110,56 @@ impl ToolContext {
     pub fn with_tool_call_id(self, id: impl Into<String>) -> Self {
         let id = id.into();
         self.edit(|i| i.tool_call_id = Some(id))
+    }
+
+    pub fn with_turn_id(self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        self.edit(|i| i.turn_id = Some(id))
+    }
+
+    /// The context of a sub-agent spawned by this context's task: same
+    /// profile and directory, its own task id, distinguishable from a
+    /// top-level context by [`ToolContext::is_subagent`].
+    pub fn subagent(&self, task_id: impl Into<String>) -> Self {
+        let parent = self.task_id().map(str::to_string);
+        let task_id = task_id.into();
+        let mut inner = (*self.inner).clone();
+        inner.parent_task_id = Some(parent.unwrap_or_default());
+        inner.task_id = Some(task_id);
+        inner.tool_call_id = None;
+        inner.quiet = Arc::new(AtomicUsize::new(0));
+        ToolContext {
+            inner: Arc::new(inner),
+        }
+    }
+
+    pub fn turn_id(&self) -> Option<&str> {
+        self.inner.turn_id.as_deref()
+    }
+
+    /// Whether this context belongs to a sub-agent.
+    pub fn is_subagent(&self) -> bool {
+        self.inner.parent_task_id.is_some()
+    }
+
+    /// The task that spawned this sub-agent's task.
+    pub fn parent_task_id(&self) -> Option<&str> {
+        self.inner.parent_task_id.as_deref()
+    }
+
+    /// Suppresses post-call hooks for calls made with this context (and its
+    /// clones) while the guard lives, across `.await`s: for internal calls
+    /// such as compaction.
+    pub fn suppress_hooks(&self) -> HookSuppression {
+        self.inner.quiet.fetch_add(1, Ordering::AcqRel);
+        HookSuppression {
+            quiet: self.inner.quiet.clone(),
+        }
+    }
+
+    /// Whether a [`HookSuppression`] guard is alive for this context.
+    pub fn hooks_suppressed(&self) -> bool {
+        self.inner.quiet.load(Ordering::Acquire) > 0
     }
 
     pub fn with_enabled_tools(self, tools: Vec<String>) -> Self {
@@ -136,5 +195,17 @@ impl ToolContext {
     /// Resolves `path` against the working directory.
     pub fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
         self.cwd().join(path)
+    }
+}
+
+/// While alive, post-call hooks are not run for the context it came from.
+#[derive(Debug)]
+pub struct HookSuppression {
+    quiet: Arc<AtomicUsize>,
+}
+
+impl Drop for HookSuppression {
+    fn drop(&mut self) {
+        self.quiet.fetch_sub(1, Ordering::AcqRel);
     }
 }

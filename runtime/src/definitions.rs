@@ -132,6 +132,7 @@ impl Registry {
     pub fn generation(&self) -> u64 {
         let own = lock(self.definitions_state()).generation;
         own.wrapping_add(self.toolsets().generation())
+            .wrapping_add(self.tools_generation())
     }
 
     /// The definitions for a session: see the module docs for every step.
@@ -224,30 +225,30 @@ impl Registry {
         let mut pass = self.availability().pass(profile);
         let survivors: Vec<_> = selected
             .iter()
-            .filter_map(|name| self.get(name))
-            .filter(|entry| pass.is_available(entry.check))
+            .filter_map(|name| self.tool(name))
+            .filter(|tool| pass.is_available(tool.check()))
             .collect();
-        let names: BTreeSet<&str> = survivors.iter().map(|e| e.name).collect();
+        let names: BTreeSet<&str> = survivors.iter().map(|t| t.name()).collect();
 
         let (overrides, cross_refs) = {
             let state = lock(self.definitions_state());
             (state.overrides.clone(), state.cross_refs.clone())
         };
         let tools = survivors
-            .into_iter()
+            .iter()
             .map(|entry| {
                 let mut schema = match entry.schema() {
                     Value::Object(map) => map.clone(),
                     _ => Map::new(),
                 };
-                if let Some(f) = overrides.get(entry.name) {
+                if let Some(f) = overrides.get(entry.name()) {
                     let fields =
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(profile)));
                     if let Ok(Some(fields)) = fields {
                         schema.extend(fields);
                     }
                 }
-                if let Some(refs) = cross_refs.get(entry.name) {
+                if let Some(refs) = cross_refs.get(entry.name()) {
                     let extra: Vec<&str> = refs
                         .iter()
                         .filter(|(other, _)| names.contains(other.as_str()))
@@ -266,7 +267,7 @@ impl Registry {
                         );
                     }
                 }
-                schema.insert("name".into(), Value::String(entry.name.to_string()));
+                schema.insert("name".into(), Value::String(entry.name().to_string()));
                 if let Some(params) = schema.get("parameters") {
                     let clean = sanitize_for_strict_backends(params);
                     schema.insert("parameters".into(), clean);
@@ -296,8 +297,13 @@ impl Registry {
             } else {
                 let env_vars: BTreeSet<String> = tools
                     .iter()
-                    .filter_map(|t| self.get(t))
-                    .flat_map(|e| e.requires_env.iter().map(|v| v.to_string()))
+                    .filter_map(|t| self.tool(t))
+                    .flat_map(|t| {
+                        t.requires_env()
+                            .into_iter()
+                            .map(str::to_string)
+                            .collect::<Vec<_>>()
+                    })
                     .collect();
                 report.unavailable.push(UnavailableToolset {
                     name,
@@ -310,6 +316,7 @@ impl Registry {
     }
 
     fn is_exposable(&self, tool: &str, pass: &mut CheckPass<'_>) -> bool {
-        self.get(tool).is_some_and(|e| pass.is_available(e.check))
+        self.tool(tool)
+            .is_some_and(|t| pass.is_available(t.check()))
     }
 }

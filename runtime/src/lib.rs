@@ -10,9 +10,12 @@ pub mod coerce;
 pub mod context;
 pub mod definitions;
 pub mod dialect;
+mod dispatch;
 pub mod entry;
+pub mod hooks;
 pub mod registry;
 pub mod sanitize;
+pub mod tool;
 pub mod toolsets;
 
 mod catch;
@@ -23,7 +26,11 @@ pub mod __private;
 
 pub use context::{Profile, ToolContext};
 pub use entry::{Handler, ParamInfo, ToolEntry};
-pub use registry::{Registry, StaticPlans, StaticTables, StaticTools};
+pub use registry::{
+    AgentLoopExecutor, DispatchConfig, Registry, StaticPlans, StaticTables, StaticTools,
+    AGENT_LOOP_TOOLS,
+};
+pub use tool::{RegisterError, RuntimeToolSpec, ToolRef, ToolSource};
 
 /// Builds the `{"error": MESSAGE}` JSON string every failure is reported as.
 pub fn error_json(message: impl Into<String>) -> String {

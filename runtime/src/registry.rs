@@ -1,19 +1,58 @@
-//! The registry of built-in tools and `dispatch`, which answers every tool
-//! call with a JSON string — unknown names, bad arguments and panicking
-//! handlers included.
+//! The registry: the generated static tools, run-time (plugin / MCP) tools
+//! beside them, toolsets, availability answers, hooks and dispatch settings.
+//! `dispatch` itself lives in `dispatch.rs`.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
 use serde_json::Value;
-
-use crate::catch::{panic_message, CatchUnwind};
-use std::sync::Mutex;
 
 use crate::availability::Availability;
 use crate::coerce::CoercionPlan;
 use crate::definitions::DefinitionsState;
-use crate::entry::{Handler, ToolEntry};
-use crate::sanitize::sanitize_tool_error;
+use crate::entry::{HandlerFuture, ToolEntry};
+use crate::hooks::{
+    ExecutionMiddleware, HookSet, PostCallHook, PreCallHook, RequestMiddleware, ResultTransformHook,
+};
+use crate::tool::{RegisterError, RuntimeTool, RuntimeToolSpec, ToolRef, ToolSource};
 use crate::toolsets::Toolsets;
-use crate::{error_json, ToolContext};
+use crate::ToolContext;
+
+/// Default cap on a result, in characters, for tools without their own.
+pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
+/// Default per-call timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Tools the agent loop owns; they never reach a handler of the registry.
+pub const AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory", "session_search", "delegate_task"];
+
+/// An inline executor the agent registers for an agent-loop tool.
+pub type AgentLoopExecutor = Arc<dyn Fn(ToolContext, Value) -> HandlerFuture + Send + Sync>;
+
+/// Settings of the dispatch pipeline.
+#[derive(Debug, Clone)]
+pub struct DispatchConfig {
+    /// Results longer than this (in characters) are cut, unless the tool
+    /// sets its own `max_result_chars`.
+    pub default_max_result_chars: usize,
+    /// A handler running longer is cancelled (a blocking one is abandoned).
+    pub default_timeout: Duration,
+    /// Per-tool timeouts, overriding the default.
+    pub tool_timeouts: HashMap<String, Duration>,
+}
+
+impl Default for DispatchConfig {
+    fn default() -> Self {
+        DispatchConfig {
+            default_max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            default_timeout: DEFAULT_TIMEOUT,
+            tool_timeouts: HashMap::new(),
+        }
+    }
+}
 
 /// The generated, phf-indexed table: tool name → entry.
 pub type StaticTools = phf::Map<&'static str, &'static ToolEntry>;
@@ -41,13 +80,23 @@ pub struct Registry {
     toolsets: Toolsets,
     availability: Availability,
     definitions: Mutex<DefinitionsState>,
+    /// Run-time tools: a snapshot readers load without locking; writers
+    /// copy, modify and swap under `write_lock`.
+    runtime: ArcSwap<HashMap<String, Arc<RuntimeTool>>>,
+    pub(crate) hooks: ArcSwap<HookSet>,
+    pub(crate) config: ArcSwap<DispatchConfig>,
+    pub(crate) agent_loop: ArcSwap<HashMap<String, AgentLoopExecutor>>,
+    write_lock: Mutex<()>,
+    allow_plugin_overrides: AtomicBool,
+    generation: AtomicU64,
 }
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
             .field("static_tools", &self.statics.len())
-            .finish()
+            .field("runtime_tools", &self.runtime.load().len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -65,7 +114,249 @@ impl Registry {
             toolsets: Toolsets::new(*tables.toolsets),
             availability,
             definitions: Mutex::new(DefinitionsState::default()),
+            runtime: ArcSwap::from_pointee(HashMap::new()),
+            hooks: ArcSwap::from_pointee(HookSet::default()),
+            config: ArcSwap::from_pointee(DispatchConfig::default()),
+            agent_loop: ArcSwap::from_pointee(HashMap::new()),
+            write_lock: Mutex::new(()),
+            allow_plugin_overrides: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    pub(crate) fn plans(&self) -> &'static StaticPlans {
+        self.plans
+    }
+
+    fn writer(&self) -> MutexGuard<'_, ()> {
+        self.write_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Changes of tools, hooks-independent: caches key on it.
+    pub(crate) fn tools_generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The operator's opt-in: plugins may then replace built-in tools (with `override`).
+    pub fn allow_plugin_overrides(&self, allow: bool) {
+        self.allow_plugin_overrides.store(allow, Ordering::Release);
+    }
+
+    /// Registers a run-time tool beside the static ones: same dispatch, same
+    /// coercion (its plan is compiled now), same definitions. Shadowing
+    /// rules: a name held by another toolset is refused unless `override`;
+    /// two `mcp-*` toolsets may replace each other (server refresh); a plugin
+    /// replacing a built-in tool also needs [`Registry::allow_plugin_overrides`].
+    pub fn register_tool(&self, spec: RuntimeToolSpec) -> Result<(), RegisterError> {
+        let _w = self.writer();
+        let mut next = (**self.runtime.load()).clone();
+        let (name, toolset, replaced) = self.insert_checked(&mut next, spec)?;
+        self.runtime.store(Arc::new(next));
+        self.sync_toolsets(&name, &toolset, replaced.as_deref());
+        self.bump();
+        Ok(())
+    }
+
+    /// Checks the shadowing rules and inserts into `map` (a copy). Returns
+    /// the name, the toolset and the toolset of a replaced tool.
+    fn insert_checked(
+        &self,
+        map: &mut HashMap<String, Arc<RuntimeTool>>,
+        spec: RuntimeToolSpec,
+    ) -> Result<(String, String, Option<String>), RegisterError> {
+        if !hermes_name_ok(&spec.name) {
+            return Err(RegisterError::InvalidName(spec.name));
+        }
+        let existing = map
+            .get(&spec.name)
+            .map(|t| (t.spec.toolset.clone(), false))
+            .or_else(|| self.get(&spec.name).map(|e| (e.toolset.to_string(), true)));
+        let mut replaced = None;
+        if let Some((existing_toolset, is_builtin)) = existing {
+            let both_mcp = existing_toolset.starts_with("mcp-") && spec.toolset.starts_with("mcp-");
+            if existing_toolset != spec.toolset && !both_mcp && !spec.override_existing {
+                return Err(RegisterError::Shadowing {
+                    name: spec.name,
+                    existing_toolset,
+                    toolset: spec.toolset,
+                });
+            }
+            if is_builtin
+                && spec.source == ToolSource::Plugin
+                && !self.allow_plugin_overrides.load(Ordering::Acquire)
+            {
+                return Err(RegisterError::BuiltinOverrideNotAllowed { name: spec.name });
+            }
+            replaced = Some(existing_toolset);
+        }
+        let schema = serde_json::json!({
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": spec.parameters,
+        });
+        let plan = CoercionPlan::compile(&spec.parameters);
+        let name = spec.name.clone();
+        let toolset = spec.toolset.clone();
+        map.insert(name.clone(), Arc::new(RuntimeTool { spec, schema, plan }));
+        Ok((name, toolset, replaced))
+    }
+
+    fn sync_toolsets(&self, name: &str, toolset: &str, replaced: Option<&str>) {
+        if let Some(old) = replaced {
+            if old != toolset {
+                self.toolsets.remove_plugin_tool(old, name);
+            }
+        }
+        self.toolsets.register_plugin_tool(toolset, name);
+    }
+
+    /// Removes a run-time tool registered by `toolset` (an `mcp-*` toolset
+    /// may remove another `mcp-*` toolset's tool). Removing the last tool of
+    /// a toolset drops that toolset and its aliases.
+    pub fn deregister_tool(&self, name: &str, toolset: &str) -> Result<(), RegisterError> {
+        let _w = self.writer();
+        let current = self.runtime.load_full();
+        let Some(tool) = current.get(name) else {
+            return Err(RegisterError::NotRegistered(name.to_string()));
+        };
+        let owner = tool.spec.toolset.clone();
+        let both_mcp = owner.starts_with("mcp-") && toolset.starts_with("mcp-");
+        if owner != toolset && !both_mcp {
+            return Err(RegisterError::WrongToolset {
+                name: name.to_string(),
+                toolset: owner,
+                requested: toolset.to_string(),
+            });
+        }
+        let mut next = (*current).clone();
+        next.remove(name);
+        self.runtime.store(Arc::new(next));
+        self.toolsets.remove_plugin_tool(&owner, name);
+        // A built-in tool that was overridden is exposed again by its own toolset.
+        self.bump();
+        Ok(())
+    }
+
+    /// Replaces all tools of one toolset at once (an MCP server refresh):
+    /// dispatch sees the old set or the new one, never a mix. Specs that
+    /// break a shadowing rule are skipped and reported.
+    pub fn replace_toolset_tools(
+        &self,
+        toolset: &str,
+        specs: Vec<RuntimeToolSpec>,
+    ) -> Vec<RegisterError> {
+        let _w = self.writer();
+        let mut next = (**self.runtime.load()).clone();
+        let old: Vec<String> = next
+            .values()
+            .filter(|t| t.spec.toolset == toolset)
+            .map(|t| t.spec.name.clone())
+            .collect();
+        for name in &old {
+            next.remove(name);
+        }
+        let mut errors = Vec::new();
+        let mut added = Vec::new();
+        for spec in specs {
+            match self.insert_checked(&mut next, spec) {
+                Ok(done) => added.push(done),
+                Err(e) => errors.push(e),
+            }
+        }
+        self.runtime.store(Arc::new(next));
+        for name in &old {
+            if !added.iter().any(|(n, _, _)| n == name) {
+                self.toolsets.remove_plugin_tool(toolset, name);
+            }
+        }
+        for (name, set, replaced) in &added {
+            self.sync_toolsets(name, set, replaced.as_deref());
+        }
+        self.bump();
+        errors
+    }
+
+    /// A static or run-time tool by name (a run-time override wins).
+    pub fn tool(&self, name: &str) -> Option<ToolRef> {
+        let runtime = self.runtime.load();
+        if !runtime.is_empty() {
+            if let Some(t) = runtime.get(name) {
+                return Some(ToolRef::Runtime(t.clone()));
+            }
+        }
+        self.get(name).map(ToolRef::Static)
+    }
+
+    /// Every tool, static and run-time, sorted by name.
+    pub fn tools(&self) -> Vec<ToolRef> {
+        let runtime = self.runtime.load();
+        let mut tools: Vec<ToolRef> = runtime.values().cloned().map(ToolRef::Runtime).collect();
+        tools.extend(
+            self.statics
+                .values()
+                .filter(|e| !runtime.contains_key(e.name))
+                .map(|e| ToolRef::Static(e)),
+        );
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
+        tools
+    }
+
+    /// Every tool name, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools().iter().map(|t| t.name().to_string()).collect()
+    }
+
+    pub fn add_pre_call_hook(&self, hook: Arc<dyn PreCallHook>) {
+        self.edit_hooks(|h| h.pre.push(hook));
+    }
+
+    pub fn add_post_call_hook(&self, hook: Arc<dyn PostCallHook>) {
+        self.edit_hooks(|h| h.post.push(hook));
+    }
+
+    pub fn add_result_transform(&self, hook: Arc<dyn ResultTransformHook>) {
+        self.edit_hooks(|h| h.transform.push(hook));
+    }
+
+    pub fn add_request_middleware(&self, m: Arc<dyn RequestMiddleware>) {
+        self.edit_hooks(|h| h.request.push(m));
+    }
+
+    pub fn add_execution_middleware(&self, m: Arc<dyn ExecutionMiddleware>) {
+        self.edit_hooks(|h| h.execution.push(m));
+    }
+
+    /// Removes every hook and middleware.
+    pub fn clear_hooks(&self) {
+        self.edit_hooks(|h| *h = HookSet::default());
+    }
+
+    fn edit_hooks(&self, f: impl FnOnce(&mut HookSet)) {
+        let _w = self.writer();
+        let mut next = (**self.hooks.load()).clone();
+        f(&mut next);
+        self.hooks.store(Arc::new(next));
+    }
+
+    /// Replaces the dispatch settings.
+    pub fn set_dispatch_config(&self, config: DispatchConfig) {
+        self.config.store(Arc::new(config));
+    }
+
+    pub fn dispatch_config(&self) -> DispatchConfig {
+        (**self.config.load()).clone()
+    }
+
+    /// Lets the agent answer an agent-loop tool (`todo`, `memory`, …) inline.
+    pub fn set_agent_loop_executor(&self, tool: &str, executor: AgentLoopExecutor) {
+        let _w = self.writer();
+        let mut next = (**self.agent_loop.load()).clone();
+        next.insert(tool.to_string(), executor);
+        self.agent_loop.store(Arc::new(next));
     }
 
     pub(crate) fn definitions_state(&self) -> &Mutex<DefinitionsState> {
@@ -86,7 +377,7 @@ impl Registry {
         self.statics.get(name).copied()
     }
 
-    /// Every tool, sorted by name.
+    /// Every static tool, sorted by name.
     pub fn entries(&self) -> Vec<&'static ToolEntry> {
         let mut entries: Vec<_> = self.statics.values().copied().collect();
         entries.sort_unstable_by_key(|e| e.name);
@@ -103,73 +394,12 @@ impl Registry {
                 .collect(),
         )
     }
-
-    /// Calls the tool `name` with the raw JSON text the model sent.
-    /// Malformed JSON is an error result, like every other failure.
-    pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
-        if self.get(name).is_none() {
-            return unknown_tool(name);
-        }
-        let raw = raw_args.trim();
-        let args = if raw.is_empty() {
-            Value::Object(Default::default())
-        } else {
-            match serde_json::from_str::<Value>(raw) {
-                Ok(v) => v,
-                Err(e) => {
-                    return error_json(format!("Invalid JSON in arguments for tool '{name}': {e}"))
-                }
-            }
-        };
-        self.dispatch(name, args, ctx).await
-    }
-
-    /// Calls the tool `name`. Always returns a JSON string for the model.
-    pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
-        let Some(entry) = self.get(name) else {
-            return unknown_tool(name);
-        };
-        let args = match args {
-            Value::Object(_) => entry.coercion_plan(self.plans).apply(args),
-            _ => Value::Object(Default::default()),
-        };
-        let outcome = match entry.handler {
-            Handler::Async(handler) => {
-                let ctx = ctx.clone();
-                match std::panic::catch_unwind(move || handler(ctx, args)) {
-                    Ok(future) => CatchUnwind::new(future).await,
-                    Err(payload) => Err(panic_message(payload.as_ref())),
-                }
-            }
-            Handler::Blocking(handler) => run_blocking(handler, ctx.clone(), args).await,
-        };
-        match outcome {
-            Ok(result) => result,
-            Err(panic) => error_json(sanitize_tool_error(&format!(
-                "Tool execution failed: panic: {panic}"
-            ))),
-        }
-    }
 }
 
-fn unknown_tool(name: &str) -> String {
-    error_json(format!("Unknown tool: {name}"))
-}
-
-/// Runs a blocking handler on tokio's blocking pool when a runtime is
-/// present (so it never stalls async tasks), inline otherwise.
-async fn run_blocking(
-    handler: fn(ToolContext, Value) -> String,
-    ctx: ToolContext,
-    args: Value,
-) -> Result<String, String> {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) => match handle.spawn_blocking(move || handler(ctx, args)).await {
-            Ok(result) => Ok(result),
-            Err(e) if e.is_panic() => Err(panic_message(e.into_panic().as_ref())),
-            Err(e) => Err(format!("the blocking task did not finish: {e}")),
-        },
-        Err(_) => std::panic::catch_unwind(move || handler(ctx, args))
-            .map_err(|payload| panic_message(payload.as_ref())),
-    }
+fn hermes_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -1,0 +1,366 @@
+//! `dispatch`: the reference's `handle_function_call`, for agent loops that
+//! call tools concurrently. Every call is answered with a JSON string.
+//!
+//! Pipeline: look the tool up (unknown → error with "did you mean") →
+//! coerce the arguments with the tool's plan → non-object arguments become
+//! `{}` → request middleware (may rewrite; hooks keep the original) →
+//! agent-loop tools (`todo`, `memory`, `session_search`, `delegate_task`)
+//! answered by the agent's inline executor, else an error → pre-call hooks
+//! (any may block: `{"error": MESSAGE}` and a post-call event `blocked`) →
+//! the handler through execution middleware, under a timeout, timed on a
+//! monotonic clock, panics contained → the per-tool result cap → post-call
+//! hooks (`ok` / `error` derived from the result) → result transforms.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::catch::{panic_message, CatchUnwind};
+use crate::entry::HandlerFuture;
+use crate::hooks::{guarded, CallInfo, CallStatus, HookSet, Next, PostCallEvent, PreCallDecision};
+use crate::registry::AGENT_LOOP_TOOLS;
+use crate::sanitize::sanitize_tool_error;
+use crate::tool::{HandlerStart, ToolRef};
+use crate::{error_json, Registry, ToolContext};
+
+impl Registry {
+    /// Calls the tool `name` with the raw JSON text the model sent.
+    /// Malformed JSON is an error result, like every other failure.
+    pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
+        let raw = raw_args.trim();
+        let args = if raw.is_empty() {
+            Value::Object(Default::default())
+        } else {
+            match serde_json::from_str::<Value>(raw) {
+                Ok(v) => v,
+                Err(e) => {
+                    if self.tool(name).is_none() && !AGENT_LOOP_TOOLS.contains(&name) {
+                        return self.unknown_tool(name, ctx);
+                    }
+                    return error_json(format!("Invalid JSON in arguments for tool '{name}': {e}"));
+                }
+            }
+        };
+        self.dispatch(name, args, ctx).await
+    }
+
+    /// Calls the tool `name`. Always returns a JSON string for the model.
+    pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
+        let tool = self.tool(name);
+        let agent_loop = AGENT_LOOP_TOOLS.contains(&name);
+        if tool.is_none() && !agent_loop {
+            return self.unknown_tool(name, ctx);
+        }
+        let args = match (args, &tool) {
+            (args @ Value::Object(_), Some(tool)) => tool.coerce(self.plans(), args),
+            (args @ Value::Object(_), None) => args,
+            _ => Value::Object(Default::default()),
+        };
+        let hooks = self.hooks.load_full();
+        if hooks.is_empty() && !agent_loop {
+            // The common case: no hook, no middleware.
+            if let Some(tool) = &tool {
+                return self.run_tool(tool, ctx, args, &hooks).await.0;
+            }
+        }
+        self.dispatch_hooked(name, tool, args, ctx, &hooks).await
+    }
+
+    async fn dispatch_hooked(
+        &self,
+        name: &str,
+        tool: Option<ToolRef>,
+        original: Value,
+        ctx: &ToolContext,
+        hooks: &Arc<HookSet>,
+    ) -> String {
+        let info = CallInfo {
+            tool: name,
+            args: &original,
+            ctx,
+        };
+        let mut args = original.clone();
+        for m in &hooks.request {
+            let before = args.clone();
+            args = guarded("request middleware", name, || m.rewrite(&info, args)).unwrap_or(before);
+        }
+
+        if AGENT_LOOP_TOOLS.contains(&name) {
+            let executor = self.agent_loop.load().get(name).cloned();
+            let result = match executor {
+                Some(exec) => {
+                    match guarded("agent-loop executor", name, || exec(ctx.clone(), args)) {
+                        Some(fut) => finish(CatchUnwind::new(fut).await, name),
+                        None => error_json(format!("{name} failed in the agent loop's executor")),
+                    }
+                }
+                None => error_json(format!("{name} must be handled by the agent loop")),
+            };
+            return result;
+        }
+        let Some(tool) = tool else {
+            return self.unknown_tool(name, ctx);
+        };
+
+        for hook in &hooks.pre {
+            if let Some(PreCallDecision::Block(message)) =
+                guarded("pre-call hook", name, || hook.pre_call(&info))
+            {
+                let result = error_json(message);
+                self.post_call(hooks, &info, &result, 0, CallStatus::Blocked);
+                return result;
+            }
+        }
+
+        let (mut result, duration_ms) = self.run_tool(&tool, ctx, args, hooks).await;
+        let status = status_of(&result);
+        self.post_call(hooks, &info, &result, duration_ms, status);
+        for t in &hooks.transform {
+            if let Some(Some(new)) =
+                guarded("result transform", name, || t.transform(&info, &result))
+            {
+                result = new;
+                break;
+            }
+        }
+        result
+    }
+
+    fn post_call(
+        &self,
+        hooks: &HookSet,
+        info: &CallInfo<'_>,
+        result: &str,
+        duration_ms: u64,
+        status: CallStatus,
+    ) {
+        if hooks.post.is_empty() || info.ctx.hooks_suppressed() {
+            return;
+        }
+        let event = PostCallEvent {
+            tool: info.tool,
+            args: info.args,
+            result,
+            ctx: info.ctx,
+            task_id: info.ctx.task_id(),
+            session_id: info.ctx.session_id(),
+            tool_call_id: info.ctx.tool_call_id(),
+            duration_ms,
+            status,
+        };
+        for hook in &hooks.post {
+            guarded("post-call hook", info.tool, || hook.post_call(&event));
+        }
+    }
+
+    /// Runs the handler (through execution middleware) under the timeout,
+    /// contains panics, applies the result cap. Returns the result and the
+    /// handler's duration in milliseconds.
+    async fn run_tool(
+        &self,
+        tool: &ToolRef,
+        ctx: &ToolContext,
+        args: Value,
+        hooks: &HookSet,
+    ) -> (String, u64) {
+        let config = self.config.load();
+        let name = tool.name();
+        let timeout = config
+            .tool_timeouts
+            .get(name)
+            .copied()
+            .or_else(|| tool.timeout())
+            .unwrap_or(config.default_timeout);
+        let cap = tool
+            .max_result_chars()
+            .unwrap_or(config.default_max_result_chars);
+        drop(config);
+
+        let started = Instant::now();
+        let outcome = if hooks.execution.is_empty() {
+            with_timeout(timeout, run_handler(tool.clone(), ctx.clone(), args)).await
+        } else {
+            let next: Next = {
+                let (tool, ctx) = (tool.clone(), ctx.clone());
+                Arc::new(move || {
+                    let fut = run_handler(tool.clone(), ctx.clone(), args.clone());
+                    Box::pin(async move {
+                        match fut.await {
+                            Ok(result) => result,
+                            Err(panic) => panic_error(&panic),
+                        }
+                    }) as HandlerFuture
+                })
+            };
+            let mut chain = next.clone();
+            for m in hooks.execution.iter().rev() {
+                let inner = chain.clone();
+                let m = m.clone();
+                let ctx = ctx.clone();
+                let name = name.to_string();
+                chain = Arc::new(move || {
+                    let info = CallInfo {
+                        tool: &name,
+                        args: &Value::Null,
+                        ctx: &ctx,
+                    };
+                    match guarded("execution middleware", &name, || {
+                        m.wrap(&info, inner.clone())
+                    }) {
+                        Some(fut) => fut,
+                        None => inner(),
+                    }
+                });
+            }
+            with_timeout(timeout, CatchUnwind::new(chain())).await
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let result = match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => panic_error(&panic),
+            Err(()) => error_json(format!(
+                "Tool '{name}' timed out after {} and was cancelled",
+                human(timeout)
+            )),
+        };
+        (cap_result(result, cap), duration_ms)
+    }
+
+    fn unknown_tool(&self, name: &str, ctx: &ToolContext) -> String {
+        let scope: Vec<String> = match ctx.enabled_tools() {
+            Some(tools) => tools.to_vec(),
+            None => self.tool_names(),
+        };
+        let suggestions = nearest(name, &scope, 3);
+        if suggestions.is_empty() {
+            error_json(format!("Unknown tool: {name}"))
+        } else {
+            error_json(format!(
+                "Unknown tool: {name}. Did you mean: {}?",
+                suggestions.join(", ")
+            ))
+        }
+    }
+}
+
+/// Starts a handler and awaits it, containing panics (sync or async).
+fn run_handler(
+    tool: ToolRef,
+    ctx: ToolContext,
+    args: Value,
+) -> impl std::future::Future<Output = Result<String, String>> + Send {
+    async move {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.start(ctx, args))) {
+            Err(payload) => Err(panic_message(payload.as_ref())),
+            Ok(HandlerStart::Future(fut)) => CatchUnwind::new(fut).await,
+            Ok(HandlerStart::Blocking(handler, ctx, args)) => {
+                match tokio::runtime::Handle::try_current() {
+                    Ok(handle) => match handle.spawn_blocking(move || handler(ctx, args)).await {
+                        Ok(result) => Ok(result),
+                        Err(e) if e.is_panic() => Err(panic_message(e.into_panic().as_ref())),
+                        Err(e) => Err(format!("the blocking task did not finish: {e}")),
+                    },
+                    Err(_) => std::panic::catch_unwind(move || handler(ctx, args))
+                        .map_err(|payload| panic_message(payload.as_ref())),
+                }
+            }
+        }
+    }
+}
+
+/// `Err(())` when the future did not finish in time. Outside a tokio
+/// runtime, or in one built without timers, the future runs to its end.
+async fn with_timeout<F, T>(limit: Duration, fut: F) -> Result<T, ()>
+where
+    F: std::future::Future<Output = T>,
+{
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Ok(fut.await);
+    }
+    // `sleep` panics when the runtime has no timer: then no timeout.
+    let Ok(sleep) = std::panic::catch_unwind(|| tokio::time::sleep(limit)) else {
+        return Ok(fut.await);
+    };
+    let mut fut = std::pin::pin!(fut);
+    let mut sleep = std::pin::pin!(sleep);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Ok(v));
+        }
+        if sleep.as_mut().poll(cx).is_ready() {
+            return std::task::Poll::Ready(Err(()));
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+fn panic_error(panic: &str) -> String {
+    error_json(sanitize_tool_error(&format!(
+        "Tool execution failed: panic: {panic}"
+    )))
+}
+
+fn finish(outcome: Result<String, String>, _name: &str) -> String {
+    match outcome {
+        Ok(result) => result,
+        Err(panic) => panic_error(&panic),
+    }
+}
+
+/// `error` when the result is a JSON object with an `error` key.
+fn status_of(result: &str) -> CallStatus {
+    let looks_like_error = result.trim_start().starts_with('{') && result.contains("\"error\"");
+    if looks_like_error {
+        if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(result) {
+            if map.contains_key("error") {
+                return CallStatus::Error;
+            }
+        }
+    }
+    CallStatus::Ok
+}
+
+/// Cuts a result longer than `cap` characters. The answer stays a JSON
+/// document: `{"truncated": "...", "result": "<first cap characters>"}`,
+/// cut on a character boundary.
+pub(crate) fn cap_result(result: String, cap: usize) -> String {
+    // Fast path: byte length bounds the character count.
+    if result.len() <= cap {
+        return result;
+    }
+    let total = result.chars().count();
+    if total <= cap {
+        return result;
+    }
+    let cut: String = result.chars().take(cap).collect();
+    serde_json::json!({
+        "truncated": format!(
+            "result cut to its first {cap} of {total} characters; {} characters dropped",
+            total - cap
+        ),
+        "result": cut,
+    })
+    .to_string()
+}
+
+/// Up to `n` names from `scope` close to `name`, closest first.
+fn nearest(name: &str, scope: &[String], n: usize) -> Vec<String> {
+    let mut scored: Vec<(f64, &String)> = scope
+        .iter()
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, c)| *score >= 0.75 || c.contains(name) || name.contains(c.as_str()))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+    scored.into_iter().take(n).map(|(_, c)| c.clone()).collect()
+}
+
+fn human(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
