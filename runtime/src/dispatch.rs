@@ -246,25 +246,19 @@ impl Registry {
 }
 
 /// Starts a handler and awaits it, containing panics (sync or async).
-fn run_handler(
-    tool: ToolRef,
-    ctx: ToolContext,
-    args: Value,
-) -> impl std::future::Future<Output = Result<String, String>> + Send {
-    async move {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.start(ctx, args))) {
-            Err(payload) => Err(panic_message(payload.as_ref())),
-            Ok(HandlerStart::Future(fut)) => CatchUnwind::new(fut).await,
-            Ok(HandlerStart::Blocking(handler, ctx, args)) => {
-                match tokio::runtime::Handle::try_current() {
-                    Ok(handle) => match handle.spawn_blocking(move || handler(ctx, args)).await {
-                        Ok(result) => Ok(result),
-                        Err(e) if e.is_panic() => Err(panic_message(e.into_panic().as_ref())),
-                        Err(e) => Err(format!("the blocking task did not finish: {e}")),
-                    },
-                    Err(_) => std::panic::catch_unwind(move || handler(ctx, args))
-                        .map_err(|payload| panic_message(payload.as_ref())),
-                }
+async fn run_handler(tool: ToolRef, ctx: ToolContext, args: Value) -> Result<String, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.start(ctx, args))) {
+        Err(payload) => Err(panic_message(payload.as_ref())),
+        Ok(HandlerStart::Future(fut)) => CatchUnwind::new(fut).await,
+        Ok(HandlerStart::Blocking(handler, ctx, args)) => {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => match handle.spawn_blocking(move || handler(ctx, args)).await {
+                    Ok(result) => Ok(result),
+                    Err(e) if e.is_panic() => Err(panic_message(e.into_panic().as_ref())),
+                    Err(e) => Err(format!("the blocking task did not finish: {e}")),
+                },
+                Err(_) => std::panic::catch_unwind(move || handler(ctx, args))
+                    .map_err(|payload| panic_message(payload.as_ref())),
             }
         }
     }
