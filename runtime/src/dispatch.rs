@@ -218,14 +218,15 @@ impl Registry {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let result = match outcome {
-            Ok(Ok(result)) => result,
+            // The cap is for what the tool produced, not the runtime's own errors.
+            Ok(Ok(result)) => cap_result(result, cap),
             Ok(Err(panic)) => panic_error(&panic),
             Err(()) => error_json(format!(
                 "Tool '{name}' timed out after {} and was cancelled",
                 human(timeout)
             )),
         };
-        (cap_result(result, cap), duration_ms)
+        (result, duration_ms)
     }
 
     fn unknown_tool(&self, name: &str, ctx: &ToolContext) -> String {

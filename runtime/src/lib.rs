@@ -25,7 +25,7 @@ mod schema;
 pub mod __private;
 
 pub use context::{Profile, ToolContext};
-pub use entry::{Handler, ParamInfo, ToolEntry};
+pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use registry::{
     AgentLoopExecutor, DispatchConfig, Registry, StaticPlans, StaticTables, StaticTools,
     AGENT_LOOP_TOOLS,

@@ -8,38 +8,40 @@ pub mod gated;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(1, 0), (0, 8), (1, 0), (0, 1)],
+    disps: &[(0, 2), (0, 3), (0, 0), (8, 4)],
     entries: &[
         ("range", &edges::__HERMES_TOOL_range),
-        ("gated_search", &gated::__HERMES_TOOL_gated_search),
         ("whoami", &edges::__HERMES_TOOL_whoami),
-        ("panic_async", &edges::__HERMES_TOOL_panic_async),
-        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
-        ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
-        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
-        ("echo", &edges::__HERMES_TOOL_echo),
-        ("notes_read", &gated::__HERMES_TOOL_notes_read),
         ("notes_write", &gated::__HERMES_TOOL_notes_write),
+        ("sleepy", &edges::__HERMES_TOOL_sleepy),
+        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
+        ("gated_search", &gated::__HERMES_TOOL_gated_search),
+        ("panic_async", &edges::__HERMES_TOOL_panic_async),
         ("raw_string", &edges::__HERMES_TOOL_raw_string),
+        ("echo", &edges::__HERMES_TOOL_echo),
+        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
+        ("notes_read", &gated::__HERMES_TOOL_notes_read),
+        ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
     ],
 };
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
-        disps: &[(1, 0), (0, 8), (1, 0), (0, 1)],
+        disps: &[(0, 2), (0, 3), (0, 0), (8, 4)],
         entries: &[
             ("range", "edges"),
-            ("gated_search", "search"),
             ("whoami", "edges"),
-            ("panic_async", "edges"),
-            ("maybe_fail", "edges"),
-            ("gated_fetch", "search"),
-            ("panic_sync", "edges"),
-            ("echo", "edges"),
-            ("notes_read", "notes"),
             ("notes_write", "notes"),
+            ("sleepy", "edges"),
+            ("panic_sync", "edges"),
+            ("gated_search", "search"),
+            ("panic_async", "edges"),
             ("raw_string", "edges"),
+            ("echo", "edges"),
+            ("maybe_fail", "edges"),
+            ("notes_read", "notes"),
+            ("gated_fetch", "search"),
         ],
     };
 /// Every built-in tool name, sorted.
@@ -54,6 +56,7 @@ pub const TOOL_NAMES: &[&str] = &[
     "panic_sync",
     "range",
     "raw_string",
+    "sleepy",
     "whoami",
 ];
 /// Every toolset a built-in tool registers into, sorted.
@@ -81,6 +84,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                     "panic_sync",
                     "range",
                     "raw_string",
+                    "sleepy",
                     "whoami",
                 ],
                 includes: &[],

@@ -4,19 +4,20 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(1, 0), (0, 8), (1, 0), (0, 1)],
+    disps: &[(0, 2), (0, 3), (0, 0), (8, 4)],
     entries: &[
         ("range", &PLAN_8),
-        ("gated_search", &PLAN_2),
-        ("whoami", &PLAN_10),
-        ("panic_async", &PLAN_6),
-        ("maybe_fail", &PLAN_3),
-        ("gated_fetch", &PLAN_1),
-        ("panic_sync", &PLAN_7),
-        ("echo", &PLAN_0),
-        ("notes_read", &PLAN_4),
+        ("whoami", &PLAN_11),
         ("notes_write", &PLAN_5),
+        ("sleepy", &PLAN_10),
+        ("panic_sync", &PLAN_7),
+        ("gated_search", &PLAN_2),
+        ("panic_async", &PLAN_6),
         ("raw_string", &PLAN_9),
+        ("echo", &PLAN_0),
+        ("maybe_fail", &PLAN_3),
+        ("notes_read", &PLAN_4),
+        ("gated_fetch", &PLAN_1),
     ],
 };
 
@@ -83,7 +84,16 @@ static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
 static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
-/// `whoami`
+/// `sleepy`
 static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("ms"),
+        flags: 0,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `whoami`
+static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

@@ -85,3 +85,13 @@ pub fn whoami(ctx: &ToolContext) -> serde_json::Value {
         "home": ctx.profile().home(),
     })
 }
+
+/// Sleeps, then answers.
+#[hermes_tool(toolset = "edges", max_result_chars = 10)]
+pub async fn sleepy(
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+) -> String {
+    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+    format!("slept {ms} ms")
+}
