@@ -33,9 +33,12 @@ fn parse(s: &str) -> Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
 }
 
+/// tool, original args, result, status, tool-call id.
+type Event = (String, Value, String, CallStatus, Option<String>);
+
 /// Records every post-call event.
 #[derive(Default)]
-struct Recorder(Mutex<Vec<(String, Value, String, CallStatus, Option<String>)>>);
+struct Recorder(Mutex<Vec<Event>>);
 
 impl PostCallHook for Recorder {
     fn post_call(&self, e: &PostCallEvent<'_>) {
@@ -301,9 +304,10 @@ async fn the_per_tool_cap_cuts_on_a_character_boundary() {
     assert_eq!(v["result"], "\"slept 100");
     assert!(v["truncated"].as_str().unwrap().contains("14"), "{v}");
 
-    let mut config = DispatchConfig::default();
-    config.default_max_result_chars = 7;
-    reg.set_dispatch_config(config);
+    reg.set_dispatch_config(DispatchConfig {
+        default_max_result_chars: 7,
+        ..DispatchConfig::default()
+    });
     let out = reg
         .dispatch("raw_string", json!({"text": "ééééééééé"}), &ctx())
         .await;
