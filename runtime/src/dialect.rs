@@ -20,7 +20,10 @@
 //! A construct the backend cannot express is rewritten into an equivalent one
 //! where that is exact; otherwise `rewrite` returns `Err` with one
 //! [`DialectIssue`] per construct (all of them, not just the first), and the
-//! caller decides whether to ship the tool to that backend at all.
+//! caller decides whether to ship the tool to that backend at all. The only
+//! changes of meaning are the ones a backend's own rules force, listed below:
+//! strict mode closes objects and sends `null` for omitted optionals, and
+//! Gemini cannot mark an object closed.
 //!
 //! Where a `format` that a backend does not know implies numeric bounds (the
 //! schemars formats `int8`, `uint8`, `int16`, `uint16`, `int32`, `uint32`, and
@@ -32,9 +35,11 @@
 //!
 //! * `$ref`s of the form `#/definitions/...` or `#/$defs/...` are inlined
 //!   (recursively, at most [`MAX_REF_DEPTH`] nested and [`MAX_INLINED_REFS`] in
-//!   all). Keywords next to a `$ref` are merged over the inlined target; where
-//!   they contradict it (other than annotations, where the sibling wins) the
-//!   result is `allOf: [target, siblings]`.
+//!   all). Keywords next to a `$ref` are merged over the inlined target (for
+//!   annotations the sibling wins); where they contradict it they are
+//!   intersected when that is exact (`type`, `enum`, `required`,
+//!   `properties` that do not clash, tighter bounds), otherwise the result
+//!   is `allOf: [target, siblings]`.
 //! * Then `$schema`, `definitions` and `$defs` are dropped everywhere. A `$ref`
 //!   that cannot be inlined (recursive, pointing elsewhere, dangling, too deep)
 //!   is an issue; [`sanitize_for_strict_backends`] then leaves it in place and
@@ -86,8 +91,12 @@
 //!   - a `type` list other than one primitive type plus `"null"` is split into
 //!     `anyOf` with one branch per type, each carrying the keywords that apply
 //!     to its type (so `["object", "null"]` becomes `anyOf [object, null]`);
-//!   - `allOf` is merged into its parent when the members do not contradict
-//!     each other;
+//!   - `allOf` is merged into its parent when that is exact: members'
+//!     `properties` that do not clash are united, `required` united, `type`s
+//!     and `enum`s intersected, the tighter of two bounds kept, annotations
+//!     of the parent win; a closed member (`additionalProperties: false`)
+//!     that others would add properties to, or any other disagreement, is an
+//!     issue;
 //!   - `oneOf` becomes `anyOf` when its branches are provably disjoint (types,
 //!     `enum` values, or closed objects that differ in their keys), since then
 //!     "exactly one" and "at least one" are the same.
@@ -99,13 +108,15 @@
 //!   `unevaluatedProperties`, `unevaluatedItems`, `contains`, `minContains`,
 //!   `maxContains`, `uniqueItems`, `additionalItems`, `prefixItems` and tuple
 //!   `items`, `minLength`, `maxLength`, `minProperties`, `maxProperties`; any
-//!   other string `format`; a map-like object (`additionalProperties` is a
+//!   other `format` (such as `uri`); a map-like object (`additionalProperties` is a
 //!   schema); a free-form nested object (no properties and not closed, which
 //!   strict mode could only express as "the empty object"); a schema without
 //!   a type (any value); an array without `items`; a `false` schema;
 //!   `allOf` that cannot be merged; `oneOf` whose branches may overlap;
 //!   `required` naming a missing property; draft-04 boolean
 //!   `exclusiveMinimum`/`exclusiveMaximum`.
+//! * Limitation: `required` is rebuilt from the order of the `properties`
+//!   map, so with serde_json's default (sorted) maps it is alphabetical.
 //! * [`check`] also enforces the documented limits: at most 10 levels of
 //!   object nesting, 5000 properties and 1000 enum values in all, no `anyOf`
 //!   at the root.
@@ -143,9 +154,15 @@
 //! * Rejects: the same keyword list as strict except `minLength`,
 //!   `maxLength`, `minProperties`, `maxProperties` (which Gemini has), plus
 //!   `multipleOf`; map-like objects; nested objects without properties;
-//!   arrays without `items`; non-string `enum` values; `const` of another
-//!   kind; a lone `"null"` type; exclusive bounds on non-integers; `false`
-//!   schemas; unmergeable `allOf`; overlapping `oneOf`.
+//!   arrays without `items`; a schema without a type and without `anyOf`
+//!   (Gemini requires one: "must be specified when not using one_of, any_of
+//!   or all_of"); non-string `enum` values; `const` of another kind; a lone
+//!   `"null"` type; `required` naming a missing property (Gemini: "property
+//!   is not defined"); exclusive bounds on non-integers; `false` schemas;
+//!   unmergeable `allOf`; overlapping `oneOf`.
+//! * Limitation: dropping `additionalProperties: false` lets a validator
+//!   accept unknown keys; Gemini has no way to say "closed", and the model is
+//!   steered by `properties` anyway.
 //!
 //! # [`Dialect::LlamaCpp`] (llama.cpp server, `json-schema-to-grammar`)
 //!
@@ -856,10 +873,13 @@ fn merge_ref(resolved: Value, siblings: Value) -> Value {
                 rest.insert(k, v);
             }
         }
-        annotations.insert(
-            "allOf".into(),
-            Value::Array(vec![Value::Object(target), Value::Object(rest)]),
-        );
+        let all_of = Value::Array(vec![Value::Object(target), Value::Object(rest)]);
+        // Intersect where that is exact (types, enums, bounds); else keep `allOf`.
+        let mut merged = annotations.clone();
+        if merge_all_of(&mut merged, all_of.clone()).is_ok() {
+            return Value::Object(merged);
+        }
+        annotations.insert("allOf".into(), all_of);
         return Value::Object(annotations);
     }
     for (k, v) in siblings {
@@ -1046,6 +1066,7 @@ impl Cx<'_> {
         for k in ["$ref", "definitions", "$defs"] {
             m.remove(k);
         }
+        let before = self.found.len();
         self.reject_keywords(m, path);
         if let Some(parts) = m.remove("allOf") {
             if let Err(msg) = merge_all_of(m, parts) {
@@ -1071,7 +1092,9 @@ impl Cx<'_> {
         if self.gemini() {
             self.gemini_enum(m, path);
         }
-        self.any_value(m, path);
+        // Follow-up complaints about a node already reported would be noise.
+        let quiet = self.found.len() > before;
+        self.any_value(m, path, quiet);
         if (self.strict() || self.gemini())
             && !m.contains_key("type")
             && m.contains_key("properties")
@@ -1079,7 +1102,7 @@ impl Cx<'_> {
             m.insert("type".into(), "object".into());
         }
         if self.strict() || self.gemini() {
-            self.closed_forms(m, path, root);
+            self.closed_forms(m, path, root, quiet);
         }
         self.drop_unsupported(m);
     }
@@ -1344,7 +1367,7 @@ impl Cx<'_> {
     }
 
     /// A schema without any typing keyword means "any value".
-    fn any_value(&mut self, m: &mut Map<String, Value>, path: &str) {
+    fn any_value(&mut self, m: &mut Map<String, Value>, path: &str, quiet: bool) {
         let typed = [
             "type",
             "anyOf",
@@ -1363,11 +1386,16 @@ impl Cx<'_> {
         if typed {
             return;
         }
-        if self.strict() {
-            self.issue(
-                path,
-                "a schema without a type (any value) cannot be expressed in strict mode".into(),
-            );
+        if self.strict() || self.gemini() {
+            if !quiet {
+                self.issue(
+                    path,
+                    format!(
+                        "a schema without a type (any value) cannot be expressed for {}",
+                        self.dialect
+                    ),
+                );
+            }
         } else if self.llama() {
             let all: Vec<String> = ANY_TYPES.iter().map(|t| t.to_string()).collect();
             let constrained = m.keys().any(|k| {
@@ -1388,7 +1416,7 @@ impl Cx<'_> {
     }
 
     /// Object and array rules shared by strict and Gemini.
-    fn closed_forms(&mut self, m: &mut Map<String, Value>, path: &str, root: bool) {
+    fn closed_forms(&mut self, m: &mut Map<String, Value>, path: &str, root: bool, quiet: bool) {
         let mut map_like = false;
         match m.get("additionalProperties") {
             Some(Value::Object(s)) if !s.is_empty() => {
@@ -1407,7 +1435,23 @@ impl Cx<'_> {
         if self.gemini() {
             m.remove("additionalProperties");
         }
-        if is_object_schema(m) && !root && !map_like {
+        if self.gemini() {
+            let props = property_names(m);
+            let required = m
+                .get("required")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for name in required.iter().filter_map(Value::as_str) {
+                if !props.iter().any(|p| p == name) {
+                    self.issue(
+                        &child_path(path, &["required"]),
+                        format!("`required` names `{name}`, which is not a property"),
+                    );
+                }
+            }
+        }
+        if is_object_schema(m) && !root && !map_like && !quiet {
             let empty = m
                 .get("properties")
                 .and_then(Value::as_object)
@@ -1641,32 +1685,39 @@ fn split_types(m: &mut Map<String, Value>, types: &[String], null_branch: bool) 
 fn make_nullable(schema: &mut Value) {
     let Value::Object(m) = schema else { return };
     let types = type_names(m);
-    if types.iter().any(|t| t == "null") {
-        return;
-    }
-    if m.get("anyOf")
+    let null_branch = m
+        .get("anyOf")
         .and_then(Value::as_array)
-        .is_some_and(|b| b.iter().any(is_null_schema))
-    {
+        .is_some_and(|b| b.iter().any(is_null_schema));
+    if types.is_empty() && null_branch && !m.contains_key("enum") {
         return;
     }
-    let primitive = |t: &String| matches!(t.as_str(), "string" | "number" | "integer" | "boolean");
+    let primitive = |t: &String| {
+        matches!(
+            t.as_str(),
+            "string" | "number" | "integer" | "boolean" | "null"
+        )
+    };
     if !types.is_empty() && types.iter().all(primitive) {
-        let mut list: Vec<Value> = types.into_iter().map(Value::String).collect();
-        list.push("null".into());
-        m.insert("type".into(), Value::Array(list));
+        if !types.iter().any(|t| t == "null") {
+            let mut list: Vec<Value> = types.into_iter().map(Value::String).collect();
+            list.push("null".into());
+            m.insert("type".into(), Value::Array(list));
+        }
         if let Some(Value::Array(values)) = m.get_mut("enum") {
-            values.push(Value::Null);
+            if !values.contains(&Value::Null) {
+                values.push(Value::Null);
+            }
         }
         return;
     }
-    if types.is_empty() && m.contains_key("anyOf") && !m.contains_key("enum") {
+    let mut null = Map::new();
+    null.insert("type".into(), "null".into());
+    if types.is_empty() && !m.contains_key("enum") {
         if let Some(Value::Array(branches)) = m.get_mut("anyOf") {
-            let mut null = Map::new();
-            null.insert("type".into(), "null".into());
             branches.push(Value::Object(null));
+            return;
         }
-        return;
     }
     let mut wrapper = Map::new();
     for k in ["description", "title"] {
@@ -1674,8 +1725,6 @@ fn make_nullable(schema: &mut Value) {
             wrapper.insert(k.into(), v);
         }
     }
-    let mut null = Map::new();
-    null.insert("type".into(), "null".into());
     let inner = std::mem::take(m);
     wrapper.insert(
         "anyOf".into(),
@@ -1742,6 +1791,37 @@ fn merge_all_of(m: &mut Map<String, Value>, parts: Value) -> Result<(), String> 
                         }
                     }
                 }
+                ("enum", Value::Array(cur), Value::Array(add)) => {
+                    cur.retain(|x| add.contains(x));
+                    if cur.is_empty() {
+                        return Err("the `enum`s of `allOf` members share no value".into());
+                    }
+                }
+                ("type", cur, add) => {
+                    let mut add_map = Map::new();
+                    add_map.insert("type".into(), add);
+                    let mut cur_map = Map::new();
+                    cur_map.insert("type".into(), cur.clone());
+                    let common = intersect_types(&type_names(&cur_map), &type_names(&add_map));
+                    *cur = match common.as_slice() {
+                        [] => return Err("the `type`s of `allOf` members share no type".into()),
+                        [one] => Value::String(one.clone()),
+                        many => Value::Array(many.iter().cloned().map(Value::String).collect()),
+                    };
+                }
+                (bound, Value::Number(cur), Value::Number(add))
+                    if LOWER_BOUNDS.contains(&bound) || UPPER_BOUNDS.contains(&bound) =>
+                {
+                    let (c, a) = (cur.as_f64().unwrap_or(0.0), add.as_f64().unwrap_or(0.0));
+                    let take_add = if LOWER_BOUNDS.contains(&bound) {
+                        a > c
+                    } else {
+                        a < c
+                    };
+                    if take_add {
+                        *cur = add;
+                    }
+                }
                 _ => return Err(format!("`allOf` members disagree on `{k}`")),
             }
         }
@@ -1755,6 +1835,43 @@ fn merge_all_of(m: &mut Map<String, Value>, parts: Value) -> Result<(), String> 
     }
     *m = merged;
     Ok(())
+}
+
+/// Bounds where the larger value is the tighter one.
+const LOWER_BOUNDS: &[&str] = &[
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "minProperties",
+];
+/// Bounds where the smaller value is the tighter one.
+const UPPER_BOUNDS: &[&str] = &[
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+];
+
+/// The types both lists allow (`integer` is part of `number`).
+fn intersect_types(a: &[String], b: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for x in a {
+        for y in b {
+            if types_overlap(x, y) {
+                let narrower = if x == "integer" || y == "integer" {
+                    "integer".to_string()
+                } else {
+                    x.clone()
+                };
+                if !out.contains(&narrower) {
+                    out.push(narrower);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn property_names(m: &Map<String, Value>) -> Vec<String> {
@@ -2157,7 +2274,8 @@ fn check_node(
                 }
             }
             match m.get("type") {
-                None => {}
+                None if m.contains_key("anyOf") => {}
+                None => fail("gemini needs a `type` on every schema without `anyOf`".into()),
                 Some(Value::String(t)) if t != "null" => {}
                 Some(t) => fail(format!("gemini needs one non-null `type`, not {t}")),
             }
@@ -2193,6 +2311,15 @@ fn check_node(
             }
             if single_type == Some("array") && !m.get("items").is_some_and(Value::is_object) {
                 fail("gemini needs `items` on arrays".into());
+            }
+            let props = property_names(m);
+            if let Some(Value::Array(required)) = m.get("required") {
+                if required
+                    .iter()
+                    .any(|r| !r.as_str().is_some_and(|r| props.iter().any(|p| p == r)))
+                {
+                    fail("gemini `required` may only name defined properties".into());
+                }
             }
         }
         Dialect::LlamaCpp => {

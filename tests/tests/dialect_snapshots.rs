@@ -1,0 +1,45 @@
+//! Golden snapshots of the built-in tools' definitions in every provider
+//! dialect, each also checked against that dialect's rules and the JSON
+//! Schema meta-schema. Refresh deliberately with `INSTA_UPDATE=always`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use hermes_runtime::dialect::{check, rewrite, Dialect};
+use hermes_runtime::Profile;
+use serde_json::Value;
+
+#[test]
+fn built_in_tools_in_every_dialect() {
+    let registry = hermes_tools::registry();
+    let profile = Profile::new("/nonexistent/profile");
+    let defs = registry.get_tool_definitions(None, &[], &profile);
+    assert!(!defs.tools.is_empty());
+    for dialect in Dialect::ALL {
+        let rewritten: Vec<Value> = defs
+            .tools
+            .iter()
+            .map(|t| {
+                rewrite(&t["function"], dialect)
+                    .unwrap_or_else(|issues| panic!("{dialect}: {issues:?}"))
+            })
+            .collect();
+        for tool in &rewritten {
+            assert!(check(tool, dialect).is_empty(), "{dialect}: {tool}");
+            let params = tool
+                .get("function")
+                .map(|f| &f["parameters"])
+                .or_else(|| tool.get("inputSchema"))
+                .or_else(|| tool.get("parameters"));
+            if let Some(params) = params {
+                assert!(
+                    jsonschema::draft7::meta::validate(params).is_ok(),
+                    "{dialect}: {params}"
+                );
+            }
+        }
+        insta::assert_snapshot!(
+            format!("builtin_tools_{}", dialect.name()),
+            serde_json::to_string_pretty(&rewritten).unwrap()
+        );
+    }
+}
