@@ -65,15 +65,19 @@
 //!    repaired too. This keeps coercion idempotent: applying it twice gives the
 //!    same result as applying it once.
 //!
-//! Where the reference itself crashes (a `type` list holding an object, a
-//! `properties` value that is not an object, a property schema that is a
-//! string, a JSON string nested past Python's recursion limit), this module
-//! leaves the value alone. JSON that Python accepts but `serde_json` cannot
-//! represent (`NaN`, `Infinity`, lone surrogate escapes, numbers out of `f64`
-//! range) does not parse here, so such a string is treated like any other
-//! unparseable string. Integers beyond 64 bits inside a JSON string are read by
-//! `serde_json` as `f64`, the same as anywhere else in the runtime's argument
-//! parsing.
+//! Where the reference itself raises, this module leaves values alone: a
+//! `parameters` or `properties` that is not an object (nothing is coerced), a
+//! property schema that is a string or a number (that property is skipped, the
+//! others are still coerced; the reference fails the whole call), an object
+//! inside a `type` list (members from there on are never tried), JSON nested
+//! past Python's recursion limit.
+//!
+//! JSON inside strings is read by `serde_json`, not Python's `json` module, so
+//! a few strings read differently: `NaN`, `Infinity`, lone surrogate escapes,
+//! numbers out of `f64` range and nesting deeper than 128 levels do not parse
+//! (such a string is treated like any other unparseable string); `-0` reads as
+//! the float `-0.0`; integers beyond 64 bits read as `f64`. All of these match
+//! how the runtime parses the argument JSON itself.
 //!
 //! # Depth
 //! Values nested 64 or more levels below a top-level property (and schema
@@ -85,10 +89,13 @@
 //! never walks schema JSON. Every plan type is plain data built from
 //! `Cow<'static, ..>`, `u8` flags and enums, so a plan can be a `static`:
 //! [`CoercionPlan::to_rust_expr`] prints the Rust constant expression that
-//! rebuilds it, for the build step that emits plans of built-in tools.
+//! rebuilds it, for the build step that emits plans of built-in tools. Plans
+//! keep names sorted by length, then bytes, so that looking up an argument name
+//! mostly compares lengths only; a hand-written plan must keep that order.
 
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
+use std::cmp::Ordering;
 
 /// Values this many levels below a top-level property are left alone.
 const MAX_DEPTH: usize = 64;
@@ -145,8 +152,10 @@ impl Kind {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CoercionPlan {
     /// The top-level properties whose values coercion can change, sorted by
-    /// name in byte order (lookups rely on that order). Properties that can
-    /// never change (e.g. plain `string`) are left out.
+    /// name length, then by name bytes (lookups rely on that order: most
+    /// argument names are told apart by their length alone, without reading
+    /// their bytes). Properties that can never change (e.g. plain `string`)
+    /// are left out.
     pub props: Cow<'static, [PropPlan]>,
 }
 
@@ -184,7 +193,8 @@ pub struct RepairNode {
     pub accepts: u8,
     /// Empty, or the one node for the elements of a list (`items`).
     pub items: Cow<'static, [RepairNode]>,
-    /// Nodes for the sub-properties of an object, sorted by name.
+    /// Nodes for the sub-properties of an object, sorted like
+    /// [`CoercionPlan::props`] (length, then bytes).
     pub props: Cow<'static, [RepairProp]>,
 }
 
@@ -238,7 +248,7 @@ impl CoercionPlan {
                 .collect(),
             None => Vec::new(),
         };
-        props.sort_by(|a, b| a.name.cmp(&b.name));
+        props.sort_by(|a, b| cmp_names(&a.name, &b.name));
         CoercionPlan {
             props: Cow::Owned(props),
         }
@@ -253,11 +263,8 @@ impl CoercionPlan {
         }
         if let Value::Object(map) = &mut args {
             for (key, value) in map.iter_mut() {
-                if let Ok(i) = self
-                    .props
-                    .binary_search_by(|p| p.name.as_ref().cmp(key.as_str()))
-                {
-                    self.props[i].apply(value);
+                if let Some(prop) = find_by_name(&self.props, key, |p| &p.name) {
+                    prop.apply(value);
                 }
             }
         }
@@ -341,6 +348,10 @@ fn compile_prop(name: &str, schema: &Value) -> Option<PropPlan> {
     if let Some(ty) = ty {
         collect_kinds(ty, &mut kinds, 0);
     }
+    if nullable {
+        // The null check runs first, so a `null` member could add nothing.
+        kinds.retain(|k| *k != Kind::Null);
+    }
     if !nullable && kinds.is_empty() {
         return None;
     }
@@ -353,8 +364,20 @@ fn compile_prop(name: &str, schema: &Value) -> Option<PropPlan> {
         Some("object") => flags |= PropPlan::OBJECT,
         _ => {}
     }
-    let mut node = compile_node(schema, 0);
-    node.accepts = 0;
+    // Nested repair happens only inside lists and objects this property holds
+    // natively (`array` / `object` exactly) or that string coercion produced.
+    let holds_containers = flags & (PropPlan::ARRAY | PropPlan::OBJECT) != 0
+        || kinds
+            .iter()
+            .any(|k| matches!(k, Kind::Array | Kind::Object));
+    let node = if holds_containers {
+        RepairNode {
+            accepts: 0,
+            ..compile_node(schema, 0)
+        }
+    } else {
+        RepairNode::INERT
+    };
     Some(PropPlan {
         name: Cow::Owned(name.to_owned()),
         flags,
@@ -468,12 +491,32 @@ fn compile_node(schema: &Value, depth: usize) -> RepairNode {
             .collect(),
         _ => Vec::new(),
     };
-    props.sort_by(|a, b| a.name.cmp(&b.name));
+    props.sort_by(|a, b| cmp_names(&a.name, &b.name));
     RepairNode {
         accepts: accepts_bits,
         items: Cow::Owned(items),
         props: Cow::Owned(props),
     }
+}
+
+/// The order of plan names: by length, then by bytes.
+fn cmp_names(a: &str, b: &str) -> Ordering {
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+}
+
+/// Finds `key` among items sorted with [`cmp_names`]: a binary search on the
+/// length, which needs no string bytes, then a byte comparison with the few
+/// names of that length. (Comparing whole short strings through `memcmp` costs
+/// more than the rest of applying a plan to a well-typed call.)
+fn find_by_name<'a, T>(items: &'a [T], key: &str, name: impl Fn(&T) -> &str) -> Option<&'a T> {
+    let len = key.len();
+    let start = items.partition_point(|item| name(item).len() < len);
+    items[start..]
+        .iter()
+        .take_while(|item| name(item).len() == len)
+        .find(|item| name(item).bytes().zip(key.bytes()).all(|(a, b)| a == b))
 }
 
 // ---------------------------------------------------------------------------
@@ -490,9 +533,20 @@ fn normalize_children(value: &mut Value, node: &RepairNode, depth: usize) {
             }
         }
         Value::Object(map) => {
-            for prop in node.props.iter() {
-                if let Some(v) = map.get_mut(prop.name.as_ref()) {
-                    normalize(v, &prop.node, depth + 1);
+            if node.props.is_empty() {
+                return;
+            }
+            if map.len() <= 4 * node.props.len() {
+                for (key, v) in map.iter_mut() {
+                    if let Some(prop) = find_by_name(&node.props, key, |p| &p.name) {
+                        normalize(v, &prop.node, depth + 1);
+                    }
+                }
+            } else {
+                for prop in node.props.iter() {
+                    if let Some(v) = map.get_mut(prop.name.as_ref()) {
+                        normalize(v, &prop.node, depth + 1);
+                    }
                 }
             }
         }

@@ -1,0 +1,63 @@
+//! Tool definitions for the full default toolset of 60 tools (the 12 test
+//! tools plus 48 run-time tools registered into toolsets), cached (a repeat
+//! of the same request) and uncached (the memo cleared before each call).
+//!
+//! Run: `cargo bench -p hermes-tests --bench definitions`.
+
+use std::sync::Arc;
+
+use divan::{black_box, Bencher};
+use hermes_runtime::{HandlerFuture, Profile, Registry, RuntimeToolSpec, ToolContext};
+use serde_json::{json, Value};
+
+fn main() {
+    divan::main();
+}
+
+fn registry_with_60_tools() -> Registry {
+    let registry = Registry::new(&hermes_tests::generated::TABLES);
+    let static_count = registry.tools().len();
+    for i in 0..(60 - static_count) {
+        let spec = RuntimeToolSpec::new(
+            format!("plugin_tool_{i:02}"),
+            format!("plugin-set-{}", i % 6),
+            format!("Plugin tool number {i}: does one small thing with a path and a limit."),
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "A path."},
+                    "limit": {"type": "integer", "minimum": 0, "description": "How many."},
+                    "tags": {"type": "array", "items": {"type": "string"}, "description": "Tags."}
+                },
+                "required": ["path"]
+            }),
+            Arc::new(|_: ToolContext, _: Value| {
+                Box::pin(async { "{}".to_string() }) as HandlerFuture
+            }),
+        );
+        if let Err(e) = registry.register_tool(spec) {
+            panic!("{e}");
+        }
+    }
+    assert_eq!(registry.tools().len(), 60);
+    registry
+}
+
+#[divan::bench]
+fn definitions_cached(b: Bencher) {
+    let registry = registry_with_60_tools();
+    let profile = Profile::new("/tmp/bench-profile");
+    let defs = registry.get_tool_definitions(None, &[], &profile);
+    assert_eq!(defs.tools.len(), 60);
+    b.bench(|| registry.get_tool_definitions(black_box(None), &[], &profile));
+}
+
+#[divan::bench]
+fn definitions_uncached(b: Bencher) {
+    let registry = registry_with_60_tools();
+    let profile = Profile::new("/tmp/bench-profile");
+    b.bench(|| {
+        registry.invalidate_definitions();
+        registry.get_tool_definitions(black_box(None), &[], &profile)
+    });
+}
