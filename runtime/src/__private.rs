@@ -157,12 +157,14 @@ impl Args {
     }
 
     fn decode<T: ToolParam>(&self, name: &str, value: Value) -> Result<T, String> {
-        let received = describe_value(&value);
-        serde_json::from_value(value).map_err(|e| {
+        // Decode from a reference so the value is still there to describe
+        // on failure (nothing is formatted on success).
+        T::deserialize(&value).map_err(|e| {
             crate::error_json(format!(
-                "Invalid value for parameter '{name}' of tool '{}': expected {}, got {received} ({e})",
+                "Invalid value for parameter '{name}' of tool '{}': expected {}, got {} ({e})",
                 self.tool,
                 crate::schema::type_name_of::<T>(),
+                describe_value(&value),
             ))
         })
     }
@@ -195,15 +197,18 @@ fn describe_value(value: &Value) -> String {
 /// Ok value → the JSON string the model sees. A `String` that already holds
 /// a JSON document is passed through unchanged.
 pub fn output_value<T: ToolOutput>(value: T) -> String {
-    match serde_json::to_value(&value) {
-        Ok(Value::String(s)) => {
-            if serde_json::from_str::<serde::de::IgnoredAny>(&s).is_ok() {
-                s
-            } else {
-                Value::String(s).to_string()
+    match serde_json::to_string(&value) {
+        Ok(json) => {
+            // A string result: pass it through when it is itself a JSON document.
+            if json.starts_with('"') {
+                if let Ok(inner) = serde_json::from_str::<String>(&json) {
+                    if serde_json::from_str::<serde::de::IgnoredAny>(&inner).is_ok() {
+                        return inner;
+                    }
+                }
             }
+            json
         }
-        Ok(v) => v.to_string(),
         Err(e) => crate::error_json(format!("Tool result could not be serialized: {e}")),
     }
 }

@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::availability::{CheckPass, CHECK_TTL};
 use crate::dialect::sanitize_for_strict_backends;
+use crate::disclosure::{bridge_definitions, estimate_tokens, DisclosureConfig};
 use crate::{Profile, Registry};
 
 /// How many definition sets are memoised.
@@ -45,6 +46,8 @@ pub struct Definitions {
     pub tools: Arc<Vec<Value>>,
     /// Names in `enabled` that are neither toolsets nor legacy names.
     pub unknown: Vec<String>,
+    /// Tools replaced by the bridge tools (progressive disclosure), sorted.
+    pub deferred: Vec<String>,
 }
 
 impl Definitions {
@@ -91,6 +94,7 @@ pub(crate) struct DefinitionsState {
     cross_refs: BTreeMap<String, Vec<(String, String)>>,
     cache: VecDeque<(CacheKey, Instant, Definitions)>,
     generation: u64,
+    disclosure: Option<DisclosureConfig>,
 }
 
 impl std::fmt::Debug for DefinitionsState {
@@ -125,6 +129,13 @@ impl Registry {
             .entry(tool.to_string())
             .or_default()
             .push((mentions.to_string(), sentence.to_string()));
+        state.generation += 1;
+    }
+
+    /// Turns progressive disclosure on (`Some`) or off.
+    pub fn set_progressive_disclosure(&self, config: Option<DisclosureConfig>) {
+        let mut state = lock(self.definitions_state());
+        state.disclosure = config;
         state.generation += 1;
     }
 
@@ -230,11 +241,15 @@ impl Registry {
             .collect();
         let names: BTreeSet<&str> = survivors.iter().map(|t| t.name()).collect();
 
-        let (overrides, cross_refs) = {
+        let (overrides, cross_refs, disclosure) = {
             let state = lock(self.definitions_state());
-            (state.overrides.clone(), state.cross_refs.clone())
+            (
+                state.overrides.clone(),
+                state.cross_refs.clone(),
+                state.disclosure,
+            )
         };
-        let tools = survivors
+        let tools: Vec<Value> = survivors
             .iter()
             .map(|entry| {
                 let mut schema = match entry.schema() {
@@ -275,10 +290,37 @@ impl Registry {
                 serde_json::json!({ "type": "function", "function": schema })
             })
             .collect();
+        let (tools, deferred) = match disclosure {
+            Some(config) => self.defer(tools, config),
+            None => (tools, Vec::new()),
+        };
         Definitions {
             tools: Arc::new(tools),
             unknown,
+            deferred,
         }
+    }
+
+    /// Step 6: replaces deferrable (non-core) definitions by the bridge
+    /// tools when they exceed the configured share of the context window.
+    fn defer(&self, tools: Vec<Value>, config: DisclosureConfig) -> (Vec<Value>, Vec<String>) {
+        let name_of = |t: &Value| t["function"]["name"].as_str().unwrap_or("").to_string();
+        let (deferrable, core): (Vec<Value>, Vec<Value>) = tools
+            .into_iter()
+            .partition(|t| !self.toolsets().is_core(&name_of(t)));
+        let tokens: usize = deferrable.iter().map(estimate_tokens).sum();
+        let budget = (config.context_window_tokens as f64 * config.max_share) as usize;
+        if deferrable.is_empty() || tokens <= budget {
+            let mut all = core;
+            all.extend(deferrable);
+            all.sort_by_key(name_of);
+            return (all, Vec::new());
+        }
+        let deferred: Vec<String> = deferrable.iter().map(name_of).collect();
+        let mut all = core;
+        all.extend(bridge_definitions());
+        all.sort_by_key(name_of);
+        (all, deferred)
     }
 
     /// Which toolsets have at least one exposable tool for `profile`, and

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::catch::{panic_message, CatchUnwind};
+use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
 use crate::entry::HandlerFuture;
 use crate::hooks::{guarded, CallInfo, CallStatus, HookSet, Next, PostCallEvent, PreCallDecision};
 use crate::registry::AGENT_LOOP_TOOLS;
@@ -51,6 +52,9 @@ impl Registry {
         let tool = self.tool(name);
         let agent_loop = AGENT_LOOP_TOOLS.contains(&name);
         if tool.is_none() && !agent_loop {
+            if BRIDGE_TOOLS.contains(&name) {
+                return self.dispatch_bridge(name, args, ctx).await;
+            }
             return self.unknown_tool(name, ctx);
         }
         let args = match (args, &tool) {
@@ -58,14 +62,32 @@ impl Registry {
             (args @ Value::Object(_), None) => args,
             _ => Value::Object(Default::default()),
         };
-        let hooks = self.hooks.load_full();
+        let hooks = self.hooks.load();
         if hooks.is_empty() && !agent_loop {
             // The common case: no hook, no middleware.
             if let Some(tool) = &tool {
                 return self.run_tool(tool, ctx, args, &hooks).await.0;
             }
         }
+        let hooks = arc_swap::Guard::into_inner(hooks);
         self.dispatch_hooked(name, tool, args, ctx, &hooks).await
+    }
+
+    /// `tool_search` / `tool_describe` answer from the session's catalog;
+    /// `tool_call` is dispatched as the real tool (hooks see its name).
+    async fn dispatch_bridge(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
+        let args = if args.is_object() {
+            args
+        } else {
+            Value::Object(Default::default())
+        };
+        if name != TOOL_CALL {
+            return self.bridge_answer(name, &args, ctx);
+        }
+        match self.bridge_target(&args, ctx) {
+            Ok((real, arguments)) => Box::pin(self.dispatch(&real, arguments, ctx)).await,
+            Err(error) => error,
+        }
     }
 
     async fn dispatch_hooked(
@@ -265,29 +287,35 @@ async fn run_handler(tool: ToolRef, ctx: ToolContext, args: Value) -> Result<Str
     }
 }
 
-/// `Err(())` when the future did not finish in time. Outside a tokio
-/// runtime, or in one built without timers, the future runs to its end.
+/// `Err(())` when the future did not finish in time. The timer is only
+/// armed when the first poll does not finish the call, so quick tools pay
+/// nothing for it. Outside a tokio runtime, or in one built without
+/// timers, the future runs to its end.
 async fn with_timeout<F, T>(limit: Duration, fut: F) -> Result<T, ()>
 where
-    F: std::future::Future<Output = T>,
+    F: Future<Output = T>,
 {
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Ok(fut.await);
-    }
-    // `sleep` panics when the runtime has no timer: then no timeout.
-    let Ok(sleep) = std::panic::catch_unwind(|| tokio::time::sleep(limit)) else {
-        return Ok(fut.await);
-    };
+    use std::task::Poll;
     let mut fut = std::pin::pin!(fut);
-    let mut sleep = std::pin::pin!(sleep);
+    let mut sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
+    let mut armed = false;
     std::future::poll_fn(|cx| {
-        if let std::task::Poll::Ready(v) = fut.as_mut().poll(cx) {
-            return std::task::Poll::Ready(Ok(v));
+        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Ok(v));
         }
-        if sleep.as_mut().poll(cx).is_ready() {
-            return std::task::Poll::Ready(Err(()));
+        if !armed {
+            armed = true;
+            if tokio::runtime::Handle::try_current().is_ok() {
+                // `sleep` panics when the runtime has no timer: then no timeout.
+                sleep = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(limit))).ok();
+            }
         }
-        std::task::Poll::Pending
+        if let Some(s) = sleep.as_mut() {
+            if s.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(()));
+            }
+        }
+        Poll::Pending
     })
     .await
 }

@@ -10,6 +10,7 @@ pub mod coerce;
 pub mod context;
 pub mod definitions;
 pub mod dialect;
+pub mod disclosure;
 mod dispatch;
 pub mod entry;
 pub mod hooks;

@@ -86,3 +86,18 @@ fn dispatch_one_post_call_hook(b: Bencher) {
     let ctx = ctx();
     b.bench(|| run_ready(registry.dispatch_json("echo", black_box(ARGS), &ctx)));
 }
+
+/// The floor of any schema-guided pipeline: the arguments parsed into a
+/// `serde_json::Value` (coercion needs one), then decoded into the struct.
+#[divan::bench]
+fn floor_parse_value_then_decode(b: Bencher) {
+    b.bench(|| {
+        let v: serde_json::Value = serde_json::from_str(black_box(ARGS)).unwrap_or_default();
+        let args: EchoArgs = serde_json::from_value(v).unwrap_or(EchoArgs {
+            text: String::new(),
+            count: None,
+        });
+        let out = run_ready(echo(args.text, args.count));
+        serde_json::to_string(&out).unwrap_or_default()
+    });
+}
