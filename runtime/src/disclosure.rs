@@ -104,7 +104,7 @@ impl Registry {
                         })
                     })
                     .collect();
-                hits.sort_by(|a, b| b.0.cmp(&a.0));
+                hits.sort_by_key(|h| std::cmp::Reverse(h.0));
                 let tools: Vec<Value> = hits.into_iter().take(limit).map(|(_, v)| v).collect();
                 json!({ "tools": tools }).to_string()
             }
