@@ -157,14 +157,14 @@ impl Args {
     }
 
     fn decode<T: ToolParam>(&self, name: &str, value: Value) -> Result<T, String> {
-        // Decode from a reference so the value is still there to describe
-        // on failure (nothing is formatted on success).
-        T::deserialize(&value).map_err(|e| {
+        let received = json_kind(&value);
+        // serde's message quotes the received value ("invalid type: string
+        // \"x\", expected u32"); nothing is formatted on success.
+        serde_json::from_value(value).map_err(|e| {
             crate::error_json(format!(
-                "Invalid value for parameter '{name}' of tool '{}': expected {}, got {} ({e})",
+                "Invalid value for parameter '{name}' of tool '{}': expected {}, got {received} ({e})",
                 self.tool,
                 crate::schema::type_name_of::<T>(),
-                describe_value(&value),
             ))
         })
     }
@@ -177,21 +177,16 @@ impl Args {
     }
 }
 
-/// `string "abc"`, `number 5`, … cut to a readable length.
-fn describe_value(value: &Value) -> String {
-    let kind = match value {
+/// The JSON type of a value, for argument errors.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
         Value::Number(_) => "number",
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
-    };
-    let mut text = value.to_string();
-    if text.chars().count() > 80 {
-        text = text.chars().take(77).collect::<String>() + "...";
     }
-    format!("{kind} {text}")
 }
 
 /// Ok value → the JSON string the model sees. A `String` that already holds

@@ -200,7 +200,8 @@ impl Registry {
             .unwrap_or(config.default_max_result_chars);
         drop(config);
 
-        let started = Instant::now();
+        // Timing is for post-call hooks: without them, skip the clock reads.
+        let started = (!hooks.post.is_empty()).then(Instant::now);
         let outcome = if hooks.execution.is_empty() {
             with_timeout(timeout, run_handler(tool.clone(), ctx.clone(), args)).await
         } else {
@@ -238,7 +239,9 @@ impl Registry {
             }
             with_timeout(timeout, CatchUnwind::new(chain())).await
         };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let duration_ms = started.map_or(0, |t| {
+            u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
+        });
         let result = match outcome {
             // The cap is for what the tool produced, not the runtime's own errors.
             Ok(Ok(result)) => cap_result(result, cap),

@@ -52,7 +52,8 @@ async fn missing_and_mistyped_arguments_name_the_parameter() {
     let e = error(&v);
     assert!(e.contains("'count'"), "{e}");
     assert!(e.contains("expected integer"), "{e}");
-    assert!(e.contains("got string \"many\""), "{e}");
+    assert!(e.contains("got string"), "{e}");
+    assert!(e.contains("\"many\""), "what was received is quoted: {e}");
 
     let v = call("echo", json!({"text": "hi", "count": -1})).await;
     assert!(error(&v).contains("'count'"));
@@ -211,5 +212,8 @@ async fn arguments_are_coerced_before_decoding() {
     assert_eq!(v["text"], "42");
     // A fraction stays a string for an integer parameter, and the error says so.
     let v = call("echo", json!({"text": "hi", "count": "1.5"})).await;
-    assert!(error(&v).contains("got string \"1.5\""), "{v}");
+    assert!(
+        error(&v).contains("got string") && error(&v).contains("\"1.5\""),
+        "{v}"
+    );
 }
