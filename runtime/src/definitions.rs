@@ -107,6 +107,16 @@ impl std::fmt::Debug for DefinitionsState {
     }
 }
 
+/// `schema` with its `parameters` sanitized for strict backends.
+pub(crate) fn sanitized(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(params) = schema.get("parameters") {
+        let clean = sanitize_for_strict_backends(params);
+        schema["parameters"] = clean;
+    }
+    schema
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -180,10 +190,10 @@ impl Registry {
         defs
     }
 
-    /// Forgets memoised definitions and availability answers.
+    /// Forgets memoised definitions (availability answers have their own
+    /// [`Availability::invalidate`](crate::availability::Availability::invalidate)).
     pub fn invalidate_definitions(&self) {
         lock(self.definitions_state()).cache.clear();
-        self.availability().invalidate();
     }
 
     /// Steps 1–2: the names of the tools a session is offered, before checks.
@@ -283,10 +293,6 @@ impl Registry {
                     }
                 }
                 schema.insert("name".into(), Value::String(entry.name().to_string()));
-                if let Some(params) = schema.get("parameters") {
-                    let clean = sanitize_for_strict_backends(params);
-                    schema.insert("parameters".into(), clean);
-                }
                 serde_json::json!({ "type": "function", "function": schema })
             })
             .collect();

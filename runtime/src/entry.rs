@@ -72,6 +72,7 @@ pub struct ToolEntry {
 #[derive(Debug)]
 pub struct EntryCache {
     schema: OnceLock<Value>,
+    sanitized: OnceLock<Value>,
     plan: OnceLock<PlanSlot>,
 }
 
@@ -88,6 +89,7 @@ impl EntryCache {
     pub const fn new() -> Self {
         EntryCache {
             schema: OnceLock::new(),
+            sanitized: OnceLock::new(),
             plan: OnceLock::new(),
         }
     }
@@ -116,6 +118,13 @@ impl ToolEntry {
             PlanSlot::Static(plan) => plan,
             PlanSlot::Compiled(plan) => plan,
         }
+    }
+
+    /// The schema with `parameters` sanitized for strict backends, built once.
+    pub fn sanitized_schema(&self) -> &Value {
+        self.cache
+            .sanitized
+            .get_or_init(|| crate::definitions::sanitized(self.schema()))
     }
 
     /// `{name, description, parameters}`, as the model is sent it.

@@ -199,9 +199,18 @@ impl Registry {
             "parameters": spec.parameters,
         });
         let plan = CoercionPlan::compile(&spec.parameters);
+        let sanitized = crate::definitions::sanitized(&schema);
         let name = spec.name.clone();
         let toolset = spec.toolset.clone();
-        map.insert(name.clone(), Arc::new(RuntimeTool { spec, schema, plan }));
+        map.insert(
+            name.clone(),
+            Arc::new(RuntimeTool {
+                spec,
+                schema,
+                plan,
+                sanitized,
+            }),
+        );
         Ok((name, toolset, replaced))
     }
 

@@ -88,6 +88,8 @@ pub struct RuntimeTool {
     pub schema: Value,
     /// Compiled at registration; dispatch never walks the schema.
     pub plan: CoercionPlan,
+    /// `schema` with `parameters` sanitized for strict backends.
+    pub sanitized: Value,
 }
 
 impl fmt::Debug for RuntimeTool {
@@ -194,6 +196,14 @@ impl ToolRef {
 
     pub fn parameters(&self) -> &Value {
         self.schema().get("parameters").unwrap_or(&Value::Null)
+    }
+
+    /// The schema with `parameters` sanitized for strict backends.
+    pub fn sanitized_schema(&self) -> &Value {
+        match self {
+            ToolRef::Static(e) => e.sanitized_schema(),
+            ToolRef::Runtime(t) => &t.sanitized,
+        }
     }
 
     pub fn check(&self) -> Option<CheckFn> {

@@ -14,6 +14,19 @@ fn main() {
     divan::main();
 }
 
+/// A profile whose `.env` holds the key the gated test tools check for, so
+/// all 60 tools are exposed.
+fn profile() -> Profile {
+    let home = std::env::temp_dir().join("hermes-bench-profile");
+    if std::fs::create_dir_all(&home)
+        .and_then(|()| std::fs::write(home.join(".env"), "SEARCH_API_KEY=bench\n"))
+        .is_err()
+    {
+        panic!("cannot write the bench profile");
+    }
+    Profile::new(home)
+}
+
 fn registry_with_60_tools() -> Registry {
     let registry = Registry::new(&hermes_tests::generated::TABLES);
     let static_count = registry.tools().len();
@@ -46,7 +59,7 @@ fn registry_with_60_tools() -> Registry {
 #[divan::bench]
 fn definitions_cached(b: Bencher) {
     let registry = registry_with_60_tools();
-    let profile = Profile::new("/tmp/bench-profile");
+    let profile = profile();
     let defs = registry.get_tool_definitions(None, &[], &profile);
     assert_eq!(defs.tools.len(), 60);
     b.bench(|| registry.get_tool_definitions(black_box(None), &[], &profile));
@@ -55,7 +68,7 @@ fn definitions_cached(b: Bencher) {
 #[divan::bench]
 fn definitions_uncached(b: Bencher) {
     let registry = registry_with_60_tools();
-    let profile = Profile::new("/tmp/bench-profile");
+    let profile = profile();
     b.bench(|| {
         registry.invalidate_definitions();
         registry.get_tool_definitions(black_box(None), &[], &profile)
