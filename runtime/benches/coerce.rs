@@ -64,6 +64,17 @@ fn string_encoded_call() -> Value {
     })
 }
 
+/// Three values to repair without any JSON text to parse: `"5"` for an
+/// integer, `"true"` for a boolean, a bare string where a list is due.
+fn scalar_encoded_call() -> Value {
+    json!({
+        "path": "src/main.rs",
+        "limit": "5",
+        "recursive": "true",
+        "patterns": "*.rs"
+    })
+}
+
 fn well_typed_call() -> Value {
     json!({
         "path": "src/main.rs",
@@ -90,6 +101,27 @@ mod string_encoded {
         let schema = schema();
         bencher
             .with_inputs(string_encoded_call)
+            .bench_values(|args| walk::coerce(black_box(schema), black_box(args)));
+    }
+}
+
+#[divan::bench_group(name = "scalar_encoded_call", sample_count = 1000, sample_size = 64)]
+mod scalar_encoded {
+    use super::*;
+
+    #[divan::bench]
+    fn plan(bencher: Bencher) {
+        let plan = super::plan();
+        bencher
+            .with_inputs(scalar_encoded_call)
+            .bench_values(|args| plan.apply(black_box(args)));
+    }
+
+    #[divan::bench]
+    fn walking_schema(bencher: Bencher) {
+        let schema = schema();
+        bencher
+            .with_inputs(scalar_encoded_call)
             .bench_values(|args| walk::coerce(black_box(schema), black_box(args)));
     }
 }
@@ -134,6 +166,7 @@ fn check_baseline_agrees() {
     let mut calls = vec![
         (schema().clone(), string_encoded_call()),
         (schema().clone(), well_typed_call()),
+        (schema().clone(), scalar_encoded_call()),
     ];
     let tricky = [
         "5",
