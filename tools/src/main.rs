@@ -52,7 +52,10 @@ fn main() -> ExitCode {
             let set_width = entries.iter().map(|e| e.toolset.len()).max().unwrap_or(7);
             let mut text = String::new();
             for e in entries {
-                text += &format!("{:<width$}  {:<set_width$}  {}\n", e.name, e.toolset, e.emoji);
+                text += &format!(
+                    "{:<width$}  {:<set_width$}  {}\n",
+                    e.name, e.toolset, e.emoji
+                );
             }
             emit(&text)
         }
@@ -108,7 +111,10 @@ fn schema(
 ) -> ExitCode {
     let Some(dialect) = Dialect::parse(dialect) else {
         let known: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
-        eprintln!("error: unknown dialect `{dialect}`; expected one of: {}", known.join(", "));
+        eprintln!(
+            "error: unknown dialect `{dialect}`; expected one of: {}",
+            known.join(", ")
+        );
         return ExitCode::from(2);
     };
     let enabled: Option<Vec<&str>> = toolsets
