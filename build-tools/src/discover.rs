@@ -42,23 +42,36 @@ pub struct DiscoveredTool {
 }
 
 impl DiscoveredTool {
-    /// Where the function's name is written: file, 1-based line and column, length.
+    /// Where the tool's name is written: `name = "..."` when given, else
+    /// the function's name.
+    pub fn name_span(&self) -> Span {
+        self.tool
+            .attr
+            .name
+            .as_ref()
+            .map_or(self.tool.span, |(_, span)| *span)
+    }
+
+    /// The tool's name in the source, labelled.
     pub fn name_label(&self, message: impl Into<String>) -> Label {
+        let d = Diagnostic::error("").at_span(&self.file, self.name_span());
         Label {
             file: self.file.clone(),
-            line: self.line,
-            column: self.column,
-            len: self.tool.ident.to_string().chars().count(),
+            line: d.line,
+            column: d.column,
+            len: d.len,
             message: message.into(),
         }
     }
 
-    /// A diagnostic of `lint` about this tool, underlining its function name.
+    /// A diagnostic of `lint` about this tool, underlining its name.
     pub fn diagnostic(&self, lint: &'static str, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::lint(lint, message)
-            .at(&self.file, self.line, self.column.saturating_sub(1))
-            .underline(self.tool.ident.to_string().chars().count())
-            .tool(&self.tool.name)
+        let mut d = Diagnostic::lint(lint, message).at_span(&self.file, self.name_span());
+        if d.line == 0 {
+            // No position (the tool was not parsed from a file).
+            d = d.at(&self.file, self.line, self.column.saturating_sub(1));
+        }
+        d.tool(&self.tool.name)
     }
 }
 

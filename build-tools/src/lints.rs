@@ -30,6 +30,7 @@ use std::path::Path;
 
 use hermes_tool_model::{ParamKind, ToolFn};
 use proc_macro2::Span;
+use syn::spanned::Spanned;
 
 pub use hermes_tool_model::lints::*;
 
@@ -131,14 +132,20 @@ fn run(crate_root: &Path, schema_pass: Option<SchemaPass<'_>>) -> Checked {
     checked
 }
 
+/// By file, position, then the rules' order.
 fn sort(diagnostics: &mut [Diagnostic]) {
+    let rule = |d: &Diagnostic| {
+        d.lint
+            .and_then(|l| LINTS.iter().position(|x| x.name == l))
+            .unwrap_or(0)
+    };
     diagnostics.sort_by(|a, b| {
-        (a.file.is_none(), &a.file, a.line, a.column, a.lint).cmp(&(
+        (a.file.is_none(), &a.file, a.line, a.column, rule(a)).cmp(&(
             b.file.is_none(),
             &b.file,
             b.line,
             b.column,
-            b.lint,
+            rule(b),
         ))
     });
 }
@@ -162,9 +169,10 @@ pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
             text: &t.tool.description,
             spans: &t.tool.description_spans,
             whose: format!("the description of `{}`", t.tool.name),
+            pointer: None,
         };
-        foreign_tools(&here, &names, &tool_text, None, &mut out);
-        home_paths(&here, &tool_text, None, &mut out);
+        foreign_tools(&here, &names, &tool_text, &mut out);
+        home_paths(&here, &tool_text, &mut out);
         for p in t.tool.schema_params() {
             let ParamKind::Property {
                 name, description, ..
@@ -178,9 +186,10 @@ pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
                         text: d,
                         spans: &p.doc_spans,
                         whose: format!("the description of parameter `{name}` of `{}`", t.tool.name),
+                        pointer: None,
                     };
-                    foreign_tools(&here, &names, &text, None, &mut out);
-                    home_paths(&here, &text, None, &mut out);
+                    foreign_tools(&here, &names, &text, &mut out);
+                    home_paths(&here, &text, &mut out);
                 }
                 // Rule 10.
                 None => out.push(
@@ -266,6 +275,9 @@ struct Text<'a> {
     spans: &'a [Span],
     /// "the description of `x`", for messages.
     whose: String,
+    /// Where in the parameters schema the text is, for text known only
+    /// from the schema.
+    pointer: Option<&'a str>,
 }
 
 /// Tool name → tool, for the whole-word search of rule 1.
@@ -378,11 +390,33 @@ fn place(
         Some((line, column0)) => d
             .at(&here.tool.file, line, column0)
             .underline(needle.chars().count()),
-        None => {
-            let t = here.tool;
-            d.at(&t.file, t.line, t.column.saturating_sub(1))
-                .underline(t.tool.ident.to_string().chars().count())
-        }
+        None => on_param(
+            here.tool,
+            text.pointer.unwrap_or_default(),
+            d.at_span(&here.tool.file, here.tool.name_span()),
+        ),
+    }
+}
+
+/// Moves `d` onto the type of the parameter whose schema `pointer`
+/// (into `parameters`) is in, when the source declares that parameter.
+fn on_param(t: &DiscoveredTool, pointer: &str, d: Diagnostic) -> Diagnostic {
+    let Some(rest) = pointer.strip_prefix("/properties/") else {
+        return d;
+    };
+    let name = rest
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .replace("~1", "/")
+        .replace("~0", "~");
+    let param = t
+        .tool
+        .schema_params()
+        .find(|p| matches!(&p.kind, ParamKind::Property { name: n, .. } if *n == name));
+    match param {
+        Some(p) => d.at_span(&t.file, p.ty.span()),
+        None => d,
     }
 }
 
@@ -391,7 +425,6 @@ fn foreign_tools(
     here: &Place<'_>,
     names: &ToolNames<'_>,
     text: &Text<'_>,
-    pointer: Option<&str>,
     out: &mut Vec<Diagnostic>,
 ) {
     let tool = &here.tool.tool;
@@ -422,7 +455,7 @@ fn foreign_tools(
             tool.name
         ))
         .tool(&tool.name);
-        if let Some(pointer) = pointer {
+        if let Some(pointer) = text.pointer {
             d = d.note(format!("in the parameters schema at `{pointer}`"));
         }
         out.push(place(d, here, text, word, true, at));
@@ -477,7 +510,7 @@ fn placeholder_form(path: &str) -> Option<String> {
 }
 
 /// Rule 7: literal home paths.
-fn home_paths(here: &Place<'_>, text: &Text<'_>, pointer: Option<&str>, out: &mut Vec<Diagnostic>) {
+fn home_paths(here: &Place<'_>, text: &Text<'_>, out: &mut Vec<Diagnostic>) {
     let tool = &here.tool.tool;
     for (at, path, fixed) in find_home_paths(text.text) {
         let mut d = Diagnostic::lint(
@@ -497,7 +530,7 @@ fn home_paths(here: &Place<'_>, text: &Text<'_>, pointer: Option<&str>, out: &mu
                 "write the path relative to `{HOME_PLACEHOLDER}` or to the working directory"
             ));
         }
-        if let Some(pointer) = pointer {
+        if let Some(pointer) = text.pointer {
             d = d.note(format!("in the parameters schema at `{pointer}`"));
         }
         out.push(place(d, here, text, path, false, at));
@@ -706,7 +739,7 @@ pub fn apply_allows(
                     .at(&t.file, start.line, start.column)
                     .underline(a.lint.chars().count())
                     .label("unused")
-                    .help(format!("remove `{} = \"...\"` from allow(...)", a.lint))
+                    .help("remove this entry from allow(...)")
                     .tool(&t.tool.name),
                 );
                 if let Some(d) = kept.last_mut() {
@@ -749,16 +782,18 @@ mod schema {
                         "no compiled schema for `{}`: the registry is older than the sources",
                         t.tool.name
                     ))
-                    .at(&t.file, t.line, t.column.saturating_sub(1))
-                    .underline(t.tool.ident.to_string().chars().count())
+                    .at_span(&t.file, t.name_span())
                     .help("run `cargo xtask gen`"),
                 );
                 continue;
             };
             let source = c.discovery.sources.get(&t.file).map_or("", String::as_str);
             let here = Place { tool: t, source };
-            invalid_schema(t, parameters, &meta, &mut out);
-            dialects(t, parameters, &mut out);
+            // A schema that is not valid JSON Schema, or not an object, is
+            // reported once, not again by every dialect.
+            if invalid_schema(t, parameters, &meta, &mut out) {
+                dialects(t, parameters, &mut out);
+            }
             nested_texts(&here, &names, parameters, &mut out);
             args_struct_properties(t, &instructional, parameters, &mut out);
         }
@@ -836,17 +871,25 @@ mod schema {
     }
 
     /// Rule 8: the meta-schema, and what function-calling providers accept.
+    /// `false` when the schema is not valid JSON Schema or not an object.
     fn invalid_schema(
         t: &DiscoveredTool,
         parameters: &Value,
         meta: &jsonschema::meta::MetaValidator<'_>,
         out: &mut Vec<Diagnostic>,
-    ) {
+    ) -> bool {
         let name = &t.tool.name;
+        let mut first_path = None;
         let errors: Vec<String> = meta
             .iter_errors(parameters)
-            .map(|e| format!("at {}: {e}", show(e.instance_path().as_str())))
+            .map(|e| {
+                let path = e.instance_path().as_str().to_owned();
+                let line = format!("at {}: {e}", show(&path));
+                first_path.get_or_insert(path);
+                line
+            })
             .collect();
+        let mut valid = errors.is_empty();
         if !errors.is_empty() {
             let mut d = t
                 .diagnostic(
@@ -859,29 +902,36 @@ mod schema {
             for e in errors {
                 d = d.note(e);
             }
+            let d = on_param(t, first_path.as_deref().unwrap_or_default(), d);
             out.push(d.help("fix the parameter types' `JsonSchema` implementations"));
         }
         match parameters.as_object() {
-            Some(root) if has_type(root, "object") && !root.get("type").is_some_and(Value::is_array) => {}
-            _ => out.push(
+            Some(root)
+                if has_type(root, "object") && !root.get("type").is_some_and(Value::is_array) => {}
+            _ => {
+                valid = false;
+                out.push(
                 t.diagnostic(
                     INVALID_SCHEMA,
                     format!("the parameters of `{name}` are not an object schema"),
                 )
                 .label("its parameters")
                 .note("function-calling providers take the arguments as one JSON object: `parameters` must have `\"type\": \"object\"`"),
-            ),
+            );
+            }
         }
         let mut problems = Vec::new();
         walk(parameters, "", &mut |pointer, map| {
             if map.contains_key("$ref") {
                 problems.push((
+                    pointer.to_owned(),
                     format!("the parameters schema of `{name}` uses `$ref` at `{}`", show(pointer)),
                     "providers need every subschema inlined; schemars inlines them unless a type is recursive",
                 ));
             }
             if has_type(map, "object") && !map.contains_key("properties") {
                 problems.push((
+                    pointer.to_owned(),
                     format!(
                         "the parameters schema of `{name}` has an object without `properties` at `{}`",
                         show(pointer)
@@ -890,13 +940,15 @@ mod schema {
                 ));
             }
         });
-        for (message, note) in problems {
-            out.push(
-                t.diagnostic(INVALID_SCHEMA, message)
-                    .label("in this tool's parameters")
-                    .note(note),
-            );
+        for (pointer, message, note) in problems {
+            let d = t
+                .diagnostic(INVALID_SCHEMA, message)
+                .label("in this tool's parameters")
+                .note(note);
+            let d = on_param(t, &pointer, d);
+            out.push(d);
         }
+        valid
     }
 
     /// Rule 11: every provider dialect can carry the schema.
@@ -919,6 +971,9 @@ mod schema {
                     ),
                 )
                 .label(format!("not for {dialect}"));
+            if let Some(first) = issues.first() {
+                d = on_param(t, &first.path, d);
+            }
             for issue in issues {
                 d = d.note(format!("at {}: {}", show(&issue.path), issue.message));
             }
@@ -963,9 +1018,10 @@ mod schema {
                 text: &description,
                 spans: &[],
                 whose: format!("a description in the parameters of `{}`", tool.name),
+                pointer: Some(&pointer),
             };
-            foreign_tools(here, names, &text, Some(&pointer), out);
-            home_paths(here, &text, Some(&pointer), out);
+            foreign_tools(here, names, &text, out);
+            home_paths(here, &text, out);
         }
     }
 
@@ -1011,11 +1067,10 @@ mod schema {
             }
             if let Some(toolset) = instructional.of(&t.tool) {
                 if PAGINATION_PARAMS.contains(&name.as_str()) {
-                    let d = pagination(t, toolset, name);
-                    out.push(
-                        d.at(&t.file, t.line, t.column.saturating_sub(1))
-                            .underline(t.tool.ident.to_string().chars().count()),
-                    );
+                    let d = pagination(t, toolset, name)
+                        .at_span(&t.file, t.name_span())
+                        .label(format!("`{name}` is a field of its arguments struct"));
+                    out.push(d);
                 }
             }
         }

@@ -7,6 +7,7 @@
 //! derive. Descriptions name tools of their own toolset, so the
 //! foreign-tool search has work to do without finding anything. The time is
 //! that of the `check-tools --crate DIR` process, best of three runs.
+//! `--keep DIR` leaves the crates in `DIR/tools-N` (for profiling).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ const RUNS: usize = 3;
 
 pub fn bench_check(args: &[String]) -> ExitCode {
     let mut sizes = vec![100, 1_000, 5_000];
+    let mut keep: Option<PathBuf> = None;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match (arg.as_str(), iter.next()) {
@@ -37,8 +39,11 @@ pub fn bench_check(args: &[String]) -> ExitCode {
                     }
                 }
             }
+            ("--keep", Some(dir)) => keep = Some(dir.into()),
             _ => {
-                eprintln!("error: usage: cargo xtask bench-check [--sizes 100,1000,5000]");
+                eprintln!(
+                    "error: usage: cargo xtask bench-check [--sizes 100,1000,5000] [--keep DIR]"
+                );
                 return ExitCode::from(2);
             }
         }
@@ -53,10 +58,17 @@ pub fn bench_check(args: &[String]) -> ExitCode {
     println!("| tools | check-tools wall time | per 1,000 tools |");
     println!("|---:|---:|---:|");
     for n in sizes {
-        let dir =
-            std::env::temp_dir().join(format!("hermes-bench-check-{}-{n}", std::process::id()));
-        let result = write_crate(&dir, n).and_then(|()| time_check(&exe, &dir));
+        let dir = match &keep {
+            Some(root) => root.join(format!("tools-{n}")),
+            None => {
+                std::env::temp_dir().join(format!("hermes-bench-check-{}-{n}", std::process::id()))
+            }
+        };
         let _ = std::fs::remove_dir_all(&dir);
+        let result = write_crate(&dir, n).and_then(|()| time_check(&exe, &dir));
+        if keep.is_none() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
         match result {
             Ok(best) => println!(
                 "| {n} | {:.2} s | {:.2} s |",

@@ -31,9 +31,9 @@ Tasks:
                                 schemas come from --schemas or DIR/schemas.json
                                 (without one, only the source-level lints run).
                                 Exits 1 on any error.
-  bench-check [--sizes 100,1000,5000]
+  bench-check [--sizes 100,1000,5000] [--keep DIR]
                                 Time check-tools on generated crates of that
-                                many tools.
+                                many tools (kept in DIR/tools-N with --keep).
 ";
 
 fn main() -> ExitCode {
