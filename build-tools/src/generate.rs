@@ -17,7 +17,7 @@ pub const GENERATED_PREAMBLE: &str = "\
 ";
 
 /// Renders `src/generated.rs`, formatted with rustfmt.
-pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Diagnostic> {
+pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diagnostic>> {
     let rt = quote!(::hermes_runtime::__private);
 
     let modules = discovery.modules.iter().map(|m| {
@@ -105,7 +105,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Diagnost
 /// constant, so that a typo in code enabling a toolset does not compile.
 /// The constant is the name upper-cased, with every other character than a
 /// letter or digit as `_` (`hermes-cli` → `HERMES_CLI`).
-fn toolset_constants(table: &Table) -> Result<String, Diagnostic> {
+fn toolset_constants(table: &Table) -> Result<String, Box<Diagnostic>> {
     let mut entries: Vec<(String, String)> = table
         .expanded_toolsets()
         .into_iter()
@@ -127,11 +127,13 @@ fn toolset_constants(table: &Table) -> Result<String, Diagnostic> {
     for (name, description) in &entries {
         let ident = constant_name(name);
         if let Some(other) = seen.insert(ident.clone(), name.clone()) {
-            return Err(Diagnostic::error(format!(
-                "toolsets `{other}` and `{name}` would both be the constant `toolset::{ident}`"
-            ))
-            .at(crate::TOOLSETS_FILE, 1, 0)
-            .help("rename one of them"));
+            return Err(Box::new(
+                Diagnostic::error(format!(
+                    "toolsets `{other}` and `{name}` would both be the constant `toolset::{ident}`"
+                ))
+                .at(crate::TOOLSETS_FILE, 1, 0)
+                .help("rename one of them"),
+            ));
         }
         let doc = description.replace(['\n', '\r'], " ");
         out.push_str(&format!(
@@ -189,10 +191,12 @@ fn doc_attrs_to_comments(source: &str) -> String {
 }
 
 /// Formats Rust source with the toolchain's rustfmt (as `cargo fmt` would).
-pub(crate) fn rustfmt(source: &str) -> Result<String, Diagnostic> {
+pub(crate) fn rustfmt(source: &str) -> Result<String, Box<Diagnostic>> {
     let fail = |what: String| {
-        Diagnostic::error(format!("rustfmt failed on the generated registry: {what}"))
-            .note("rustfmt comes with the toolchain: `rustup component add rustfmt`")
+        Box::new(
+            Diagnostic::error(format!("rustfmt failed on the generated registry: {what}"))
+                .note("rustfmt comes with the toolchain: `rustup component add rustfmt`"),
+        )
     };
     let mut child = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()))
         .args(["--edition", "2021", "--emit", "stdout", "--quiet"])

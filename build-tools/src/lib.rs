@@ -74,7 +74,7 @@ pub fn render_registry(crate_root: &Path) -> Result<(Discovery, String), Vec<Dia
         }
         (Err(a), _) | (_, Err(a)) => return Err(a),
     };
-    let source = generate(&discovery, &table).map_err(|d| vec![d])?;
+    let source = generate(&discovery, &table).map_err(|d| vec![*d])?;
     Ok((discovery, source))
 }
 
