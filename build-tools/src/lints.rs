@@ -126,9 +126,7 @@ fn run(crate_root: &Path, schema_pass: Option<SchemaPass<'_>>) -> Checked {
     checked.diagnostics = diagnostics;
     checked.tools = discovery.tools().count();
     checked.sources = discovery.sources;
-    checked
-        .sources
-        .insert(TOOLSETS_FILE.into(), text.replace("\r\n", "\n"));
+    checked.sources.insert(TOOLSETS_FILE.into(), text);
     checked
 }
 

@@ -259,7 +259,10 @@ mod tests {
         let e = Diagnostic::error("x");
         let w = Diagnostic::warning("y");
         assert_eq!(summary(&[], "check"), "check: no problems found");
-        assert_eq!(summary(std::slice::from_ref(&e), "check"), "error: check: 1 error");
+        assert_eq!(
+            summary(std::slice::from_ref(&e), "check"),
+            "error: check: 1 error"
+        );
         assert_eq!(
             summary(&[e.clone(), e, w], "check"),
             "error: check: 2 errors, 1 warning"

@@ -1,3 +1,4 @@
+//! `allow(...)` of an unknown lint, or of one that cannot be allowed per tool: rejected.
 use hermes_macros::hermes_tool;
 
 /// Reads the notes.

@@ -1,3 +1,4 @@
+//! `allow(lint)` without a reason, or with an empty one: rejected.
 use hermes_macros::hermes_tool;
 
 /// Reads what `web_search` saved.

@@ -1,3 +1,4 @@
+//! `allow(...)` with a reason, kebab-case or snake_case lint names: accepted.
 use hermes_macros::hermes_tool;
 
 /// Reads what `web_search` saved.
