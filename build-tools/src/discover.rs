@@ -17,6 +17,8 @@ use hermes_tool_model::{analyze, attribute_tokens, is_tool_attribute, ToolFn};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+use crate::diagnostic::Label;
+use crate::lints::DUPLICATE_TOOL_NAME;
 use crate::{Diagnostic, TOOLS_DIR};
 
 /// A module of the tools crate that registers tools.
@@ -39,12 +41,49 @@ pub struct DiscoveredTool {
     pub column: usize,
 }
 
+impl DiscoveredTool {
+    /// Where the tool's name is written: `name = "..."` when given, else
+    /// the function's name.
+    pub fn name_span(&self) -> Span {
+        self.tool
+            .attr
+            .name
+            .as_ref()
+            .map_or(self.tool.span, |(_, span)| *span)
+    }
+
+    /// The tool's name in the source, labelled.
+    pub fn name_label(&self, message: impl Into<String>) -> Label {
+        let d = Diagnostic::error("").at_span(&self.file, self.name_span());
+        Label {
+            file: self.file.clone(),
+            line: d.line,
+            column: d.column,
+            len: d.len,
+            message: message.into(),
+        }
+    }
+
+    /// A diagnostic of `lint` about this tool, underlining its name.
+    pub fn diagnostic(&self, lint: &'static str, message: impl Into<String>) -> Diagnostic {
+        let mut d = Diagnostic::lint(lint, message).at_span(&self.file, self.name_span());
+        if d.line == 0 {
+            // No position (the tool was not parsed from a file).
+            d = d.at(&self.file, self.line, self.column.saturating_sub(1));
+        }
+        d.tool(&self.tool.name)
+    }
+}
+
 /// Everything found in one tools crate.
 #[derive(Debug, Clone, Default)]
 pub struct Discovery {
     pub modules: Vec<ToolModule>,
     /// Warnings that do not stop generation.
     pub warnings: Vec<Diagnostic>,
+    /// The text of every tool file read, by path relative to the crate root
+    /// (for the lints, which point into descriptions).
+    pub sources: BTreeMap<PathBuf, String>,
 }
 
 impl Discovery {
@@ -94,9 +133,10 @@ pub fn discover(crate_root: &Path) -> Result<Discovery, Vec<Diagnostic>> {
             continue;
         };
         let file_rel = relative(crate_root, &file);
-        let Some(tools) = scan_file(crate_root, &file, &mut errors) else {
+        let Some((tools, source)) = scan_file(crate_root, &file, &mut errors) else {
             continue;
         };
+        discovery.sources.insert(file_rel.clone(), source);
         if tools.is_empty() {
             if module != "mod" {
                 discovery.warnings.push(
@@ -151,27 +191,26 @@ fn check_duplicate_names(discovery: &Discovery, errors: &mut Vec<Diagnostic>) {
     for (_, tool) in discovery.tools() {
         if let Some(first) = seen.insert(tool.tool.name.as_str(), tool) {
             errors.push(
-                Diagnostic::error(format!("duplicate tool name `{}`", tool.tool.name))
-                    .at(&tool.file, tool.line, tool.column.saturating_sub(1))
-                    .note(format!(
-                        "first defined at {}:{}:{}",
-                        first.file.display(),
-                        first.line,
-                        first.column
-                    ))
-                    .note("tool names are global: set `name = \"...\"` on one of them"),
+                tool.diagnostic(
+                    DUPLICATE_TOOL_NAME,
+                    format!("duplicate tool name `{}`", tool.tool.name),
+                )
+                .label("defined again here")
+                .also(first.name_label("first defined here"))
+                .help("tool names are global: set `name = \"...\"` on one of them"),
             );
         }
     }
 }
 
-/// Parses one file and analyzes its top-level `#[hermes_tool]` functions.
-/// `None` when the file cannot be read or parsed (an error is recorded).
+/// Parses one file and analyzes its top-level `#[hermes_tool]` functions;
+/// returns them with the file's text. `None` when the file cannot be read
+/// or parsed (an error is recorded).
 fn scan_file(
     crate_root: &Path,
     file: &Path,
     errors: &mut Vec<Diagnostic>,
-) -> Option<Vec<DiscoveredTool>> {
+) -> Option<(Vec<DiscoveredTool>, String)> {
     let rel = relative(crate_root, file);
     let source = match std::fs::read_to_string(file) {
         Ok(s) => s,
@@ -216,17 +255,12 @@ fn scan_file(
             Err(err) => {
                 for e in err {
                     let span = fix_call_site(e.span(), attr.span());
-                    let start = span.start();
-                    errors.push(Diagnostic::error(e.to_string()).at(
-                        &rel,
-                        start.line,
-                        start.column,
-                    ));
+                    errors.push(Diagnostic::error(e.to_string()).at_span(&rel, span));
                 }
             }
         }
     }
-    Some(tools)
+    Some((tools, source))
 }
 
 /// Errors the model raises at `Span::call_site()` (the attribute itself)
@@ -255,7 +289,7 @@ fn check_helpers(crate_root: &Path, dir: &Path, errors: &mut Vec<Diagnostic>) {
             continue;
         }
         let mut scratch = Vec::new();
-        if let Some(tools) = scan_file(crate_root, &path, &mut scratch) {
+        if let Some((tools, _)) = scan_file(crate_root, &path, &mut scratch) {
             if let Some(t) = tools.first() {
                 errors.push(
                     Diagnostic::error(format!(

@@ -1,7 +1,7 @@
 //! Renders the registry of a tools crate: module wiring, the phf-indexed
 //! tool table, the tool → toolset table, sorted name lists.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -17,7 +17,7 @@ pub const GENERATED_PREAMBLE: &str = "\
 ";
 
 /// Renders `src/generated.rs`, formatted with rustfmt.
-pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Diagnostic> {
+pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diagnostic>> {
     let rt = quote!(::hermes_runtime::__private);
 
     let modules = discovery.modules.iter().map(|m| {
@@ -93,10 +93,79 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Diagnost
         .filter(|l| !l.starts_with("//"))
         .map(|l| format!("{l}\n"))
         .collect();
+    let constants = toolset_constants(table)?;
     let source = format!(
-        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}"
+        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}\n{constants}"
     );
     rustfmt(&source).map(|s| doc_attrs_to_comments(&s))
+}
+
+/// `pub mod toolset { pub const FILE: &str = "file"; ... }`: every toolset
+/// name of the table (declared toolsets, platform bundles, aliases) as a
+/// constant, so that a typo in code enabling a toolset does not compile.
+/// The constant is the name upper-cased, with every other character than a
+/// letter or digit as `_` (`hermes-cli` → `HERMES_CLI`).
+fn toolset_constants(table: &Table) -> Result<String, Box<Diagnostic>> {
+    let mut entries: Vec<(String, String)> = table
+        .expanded_toolsets()
+        .into_iter()
+        .map(|t| (t.name.name, t.description))
+        .collect();
+    entries.extend(table.aliases.iter().map(|a| {
+        (
+            a.alias.name.clone(),
+            format!("Alias of `{}`.", a.target.name),
+        )
+    }));
+    entries.sort();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = String::from(
+        "/// The toolset names of toolsets.toml (declared toolsets, platform bundles,\n\
+         /// aliases) as constants: a typo in code that enables a toolset does not compile.\n\
+         pub mod toolset {\n",
+    );
+    for (name, description) in &entries {
+        let ident = constant_name(name);
+        if let Some(other) = seen.insert(ident.clone(), name.clone()) {
+            return Err(Box::new(
+                Diagnostic::error(format!(
+                    "toolsets `{other}` and `{name}` would both be the constant `toolset::{ident}`"
+                ))
+                .at(crate::TOOLSETS_FILE, 1, 0)
+                .help("rename one of them"),
+            ));
+        }
+        let doc = description.replace(['\n', '\r'], " ");
+        out.push_str(&format!(
+            "    /// {}\n    pub const {ident}: &str = {name:?};\n",
+            doc.trim()
+        ));
+    }
+    out.push_str(
+        "}\n\n/// Every name of [`toolset`], sorted.\npub const TOOLSET_NAMES: &[&str] = &[",
+    );
+    for (name, _) in &entries {
+        out.push_str(&format!("{name:?}, "));
+    }
+    out.push_str("];\n");
+    Ok(out)
+}
+
+fn constant_name(name: &str) -> String {
+    let mut ident: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if ident.is_empty() || ident.starts_with(|c: char| c.is_ascii_digit()) {
+        ident.insert(0, '_');
+    }
+    ident
 }
 
 /// `#[doc = r" text"]`, as `quote!` renders `///`, back to `/// text`.
@@ -122,10 +191,12 @@ fn doc_attrs_to_comments(source: &str) -> String {
 }
 
 /// Formats Rust source with the toolchain's rustfmt (as `cargo fmt` would).
-pub(crate) fn rustfmt(source: &str) -> Result<String, Diagnostic> {
+pub(crate) fn rustfmt(source: &str) -> Result<String, Box<Diagnostic>> {
     let fail = |what: String| {
-        Diagnostic::error(format!("rustfmt failed on the generated registry: {what}"))
-            .note("rustfmt comes with the toolchain: `rustup component add rustfmt`")
+        Box::new(
+            Diagnostic::error(format!("rustfmt failed on the generated registry: {what}"))
+                .note("rustfmt comes with the toolchain: `rustup component add rustfmt`"),
+        )
     };
     let mut child = Command::new(std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into()))
         .args(["--edition", "2021", "--emit", "stdout", "--quiet"])
@@ -144,4 +215,29 @@ pub(crate) fn rustfmt(source: &str) -> Result<String, Diagnostic> {
         return Err(fail(String::from_utf8_lossy(&output.stderr).into_owned()));
     }
     String::from_utf8(output.stdout).map_err(|e| fail(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_names() {
+        assert_eq!(constant_name("file"), "FILE");
+        assert_eq!(
+            constant_name("hermes-wecom-callback"),
+            "HERMES_WECOM_CALLBACK"
+        );
+        assert_eq!(constant_name("3d"), "_3D");
+    }
+
+    #[test]
+    fn colliding_constants_are_an_error() {
+        let table = crate::toolsets::parse_table(
+            "[toolsets.a-b]\ndescription = \"x\"\n[toolsets.a_b]\ndescription = \"y\"\n",
+        )
+        .unwrap();
+        let err = toolset_constants(&table).unwrap_err();
+        assert!(err.message.contains("toolset::A_B"), "{}", err.message);
+    }
 }

@@ -4,14 +4,18 @@
 //! every top-level `#[hermes_tool]` function with the same model the macro
 //! uses; [`generate`] writes the registry source; [`ensure_file`] writes it
 //! only when it changed, or, when checking, reports that it is stale.
+//! [`lints`] checks the tool contract (`cargo xtask check-tools`, and the
+//! tools crates' build scripts); [`report`] renders diagnostics.
 
 pub mod diagnostic;
 pub mod discover;
 pub mod generate;
+pub mod lints;
 pub mod plans;
+pub mod report;
 pub mod toolsets;
 
-pub use diagnostic::{Diagnostic, Severity};
+pub use diagnostic::{Diagnostic, Label, Severity};
 pub use discover::{discover, DiscoveredTool, Discovery, ToolModule};
 pub use generate::{generate, GENERATED_PREAMBLE};
 pub use plans::{render_plans, PLANS_FILE};
@@ -70,7 +74,7 @@ pub fn render_registry(crate_root: &Path) -> Result<(Discovery, String), Vec<Dia
         }
         (Err(a), _) | (_, Err(a)) => return Err(a),
     };
-    let source = generate(&discovery, &table).map_err(|d| vec![d])?;
+    let source = generate(&discovery, &table).map_err(|d| vec![*d])?;
     Ok((discovery, source))
 }
 
@@ -80,29 +84,124 @@ pub fn load_toolsets(
     crate_root: &Path,
     discovery: Option<&Discovery>,
 ) -> Result<toolsets::Table, Vec<Diagnostic>> {
+    let (table, text) = read_toolsets(crate_root)?;
+    if let Some(discovery) = discovery {
+        let errors = validate_toolsets(&table, &text, discovery);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+    }
+    Ok(table)
+}
+
+/// Reads and parses `toolsets.toml`; returns the table and its text.
+pub fn read_toolsets(crate_root: &Path) -> Result<(toolsets::Table, String), Vec<Diagnostic>> {
     let path = crate_root.join(TOOLSETS_FILE);
-    let located = |e: toolsets::TableError| {
-        Diagnostic::error(format!("{} [{}]", e.message, e.kind)).at(
-            TOOLSETS_FILE,
-            e.line,
-            e.column.saturating_sub(1),
-        )
-    };
     let text = std::fs::read_to_string(&path).map_err(|e| {
         vec![Diagnostic::error(format!("cannot read {}: {e}", path.display()))
             .note("every tools crate declares its toolsets in toolsets.toml; a tool is only exposed if a toolset names it")]
     })?;
-    let table = toolsets::parse_table(&text)
-        .map_err(|errors| errors.into_iter().map(located).collect::<Vec<_>>())?;
-    if let Some(discovery) = discovery {
-        let known: Vec<&str> = discovery
-            .tools()
-            .map(|(_, t)| t.tool.name.as_str())
-            .collect();
-        let errors = toolsets::validate(&table, &known);
-        if !errors.is_empty() {
-            return Err(errors.into_iter().map(located).collect());
-        }
+    let table = toolsets::parse_table(&text).map_err(|errors| {
+        errors
+            .into_iter()
+            .map(|e| table_diagnostic(e, &text))
+            .collect::<Vec<_>>()
+    })?;
+    Ok((table, text))
+}
+
+/// Checks the table's names against the discovered tools
+/// ([`toolsets::validate`]), as lint diagnostics.
+pub fn validate_toolsets(
+    table: &toolsets::Table,
+    text: &str,
+    discovery: &Discovery,
+) -> Vec<Diagnostic> {
+    let known: Vec<&str> = discovery
+        .tools()
+        .map(|(_, t)| t.tool.name.as_str())
+        .collect();
+    toolsets::validate(table, &known)
+        .into_iter()
+        .map(|e| table_diagnostic(e, text))
+        .collect()
+}
+
+/// A problem of `toolsets.toml` as a diagnostic: its lint, its position and
+/// the entry underlined.
+pub fn table_diagnostic(e: toolsets::TableError, text: &str) -> Diagnostic {
+    use toolsets::TableErrorKind as K;
+    let lint = match e.kind {
+        K::UnknownTool | K::UnknownToolset | K::AliasTargetUnknown => lints::UNKNOWN_TOOLSET_ENTRY,
+        K::IncludeCycle => lints::INCLUDE_CYCLE,
+        _ => lints::INVALID_TOOLSET_TABLE,
+    };
+    let len = report::token_len(text, e.line, e.column);
+    let label = match e.kind {
+        K::UnknownTool => "not a tool of this crate",
+        K::UnknownToolset | K::AliasTargetUnknown => "not a toolset",
+        K::IncludeCycle => "this include closes the cycle",
+        K::Parse => "here",
+        _ => "",
+    };
+    let mut d = Diagnostic::lint(lint, e.message)
+        .at(TOOLSETS_FILE, e.line, e.column.saturating_sub(1))
+        .underline(len);
+    if !label.is_empty() {
+        d = d.label(label);
     }
-    Ok(table)
+    if lint == lints::INVALID_TOOLSET_TABLE && e.kind != K::Parse {
+        d = d.note(format!("kind: {}", e.kind));
+    }
+    d
+}
+
+/// The build script of a tools crate (`build.rs`): runs the source-level
+/// lints of the tool contract ([`lints::check_sources_of`]) on the crate
+/// being built, so a registry that breaks one does not compile — also when
+/// `cargo xtask gen` has not run since the last edit. Errors are printed
+/// rustc-style (absolute paths) and fail the build; warnings become cargo
+/// warnings. Reruns only when `src/tools/` or `toolsets.toml` change.
+pub fn build_script_check() {
+    println!("cargo::rerun-if-changed={TOOLS_DIR}");
+    println!("cargo::rerun-if-changed={TOOLSETS_FILE}");
+    let Some(root) = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from) else {
+        println!("cargo::warning=CARGO_MANIFEST_DIR is not set: the tool contract was not checked");
+        return;
+    };
+    let checked = lints::check_sources_of(&root);
+    for w in checked.diagnostics.iter().filter(|d| !d.is_error()) {
+        println!("cargo::warning={}", one_line(&root, w));
+    }
+    let errors: Vec<&Diagnostic> = checked
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .collect();
+    if errors.is_empty() {
+        return;
+    }
+    let mut sources = report::Sources::new(&root).display_root(&root);
+    for (file, text) in &checked.sources {
+        sources.insert(file, text.clone());
+    }
+    let errors: Vec<Diagnostic> = errors.into_iter().cloned().collect();
+    eprint!("{}", report::render_text(&errors, &mut sources));
+    eprintln!(
+        "{}",
+        report::summary(&errors, "the tool contract (cargo xtask check-tools)")
+    );
+    for e in &errors {
+        println!("cargo::error={}", one_line(&root, e));
+    }
+    std::process::exit(1);
+}
+
+/// `path:line:col: [lint] message`, for cargo's one-line messages.
+fn one_line(root: &Path, d: &Diagnostic) -> String {
+    let place = d.file.as_ref().map_or_else(String::new, |f| {
+        format!("{}:{}:{}: ", root.join(f).display(), d.line, d.column)
+    });
+    let lint = d.lint.map_or_else(String::new, |l| format!("[{l}] "));
+    format!("{place}{lint}{}", d.message).replace('\n', " ")
 }

@@ -19,7 +19,7 @@ const PREAMBLE: &str = "\
 ";
 
 /// Renders `src/generated_plans.rs` for `{tool name: parameters}`.
-pub fn render_plans(parameters: &BTreeMap<String, Value>) -> Result<String, Diagnostic> {
+pub fn render_plans(parameters: &BTreeMap<String, Value>) -> Result<String, Box<Diagnostic>> {
     let mut map = phf_codegen::Map::new();
     map.phf_path("::hermes_runtime::__private::phf");
     let mut statics = String::new();

@@ -136,3 +136,30 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
             target: "search",
         }],
     };
+
+/// The toolset names of toolsets.toml (declared toolsets, platform bundles,
+/// aliases) as constants: a typo in code that enables a toolset does not compile.
+pub mod toolset {
+    /// Tools that exercise the edges of dispatch
+    pub const EDGES: &str = "edges";
+    /// CLI: core plus search
+    pub const HERMES_CLI: &str = "hermes-cli";
+    /// Alias of `search`.
+    pub const LOOKUP: &str = "lookup";
+    /// Reading and writing notes
+    pub const NOTES: &str = "notes";
+    /// Research posture
+    pub const RESEARCH: &str = "research";
+    /// Searching, behind an API key
+    pub const SEARCH: &str = "search";
+}
+
+/// Every name of [`toolset`], sorted.
+pub const TOOLSET_NAMES: &[&str] = &[
+    "edges",
+    "hermes-cli",
+    "lookup",
+    "notes",
+    "research",
+    "search",
+];

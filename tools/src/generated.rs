@@ -289,3 +289,93 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
         }],
         aliases: &[],
     };
+
+/// The toolset names of toolsets.toml (declared toolsets, platform bundles,
+/// aliases) as constants: a typo in code that enables a toolset does not compile.
+pub mod toolset {
+    /// Coding posture: read, write, patch and search files
+    pub const CODING: &str = "coding";
+    /// Troubleshooting: inspect and fix files
+    pub const DEBUGGING: &str = "debugging";
+    /// Read, write, patch and search files
+    pub const FILE: &str = "file";
+    /// Editor integration (ACP): coding tools
+    pub const HERMES_ACP: &str = "hermes-acp";
+    /// OpenAI-compatible HTTP API server: agent tools
+    pub const HERMES_API_SERVER: &str = "hermes-api-server";
+    /// iMessage through BlueBubbles: core tools
+    pub const HERMES_BLUEBUBBLES: &str = "hermes-bluebubbles";
+    /// Interactive command line: every core tool
+    pub const HERMES_CLI: &str = "hermes-cli";
+    /// Scheduled (cron) runs: the same core tools as the CLI
+    pub const HERMES_CRON: &str = "hermes-cron";
+    /// DingTalk bot: core tools
+    pub const HERMES_DINGTALK: &str = "hermes-dingtalk";
+    /// Discord bot: core tools
+    pub const HERMES_DISCORD: &str = "hermes-discord";
+    /// Email (IMAP/SMTP) bot: core tools
+    pub const HERMES_EMAIL: &str = "hermes-email";
+    /// Feishu / Lark bot: core tools
+    pub const HERMES_FEISHU: &str = "hermes-feishu";
+    /// Messaging gateway: every messaging platform bundle together
+    pub const HERMES_GATEWAY: &str = "hermes-gateway";
+    /// Home Assistant bot: core tools
+    pub const HERMES_HOMEASSISTANT: &str = "hermes-homeassistant";
+    /// Matrix bot: core tools
+    pub const HERMES_MATRIX: &str = "hermes-matrix";
+    /// Mattermost bot: core tools
+    pub const HERMES_MATTERMOST: &str = "hermes-mattermost";
+    /// QQ bot: core tools
+    pub const HERMES_QQBOT: &str = "hermes-qqbot";
+    /// Signal bot: core tools
+    pub const HERMES_SIGNAL: &str = "hermes-signal";
+    /// Slack bot: core tools
+    pub const HERMES_SLACK: &str = "hermes-slack";
+    /// SMS bot: core tools
+    pub const HERMES_SMS: &str = "hermes-sms";
+    /// Telegram bot: core tools
+    pub const HERMES_TELEGRAM: &str = "hermes-telegram";
+    /// Webhook events (untrusted input): read-only tools only
+    pub const HERMES_WEBHOOK: &str = "hermes-webhook";
+    /// WeCom bot: core tools
+    pub const HERMES_WECOM: &str = "hermes-wecom";
+    /// WeCom callback app: core tools
+    pub const HERMES_WECOM_CALLBACK: &str = "hermes-wecom-callback";
+    /// Weixin (WeChat) bot: core tools
+    pub const HERMES_WEIXIN: &str = "hermes-weixin";
+    /// WhatsApp bot: core tools
+    pub const HERMES_WHATSAPP: &str = "hermes-whatsapp";
+    /// Yuanbao bot: core tools
+    pub const HERMES_YUANBAO: &str = "hermes-yuanbao";
+}
+
+/// Every name of [`toolset`], sorted.
+pub const TOOLSET_NAMES: &[&str] = &[
+    "coding",
+    "debugging",
+    "file",
+    "hermes-acp",
+    "hermes-api-server",
+    "hermes-bluebubbles",
+    "hermes-cli",
+    "hermes-cron",
+    "hermes-dingtalk",
+    "hermes-discord",
+    "hermes-email",
+    "hermes-feishu",
+    "hermes-gateway",
+    "hermes-homeassistant",
+    "hermes-matrix",
+    "hermes-mattermost",
+    "hermes-qqbot",
+    "hermes-signal",
+    "hermes-slack",
+    "hermes-sms",
+    "hermes-telegram",
+    "hermes-webhook",
+    "hermes-wecom",
+    "hermes-wecom-callback",
+    "hermes-weixin",
+    "hermes-whatsapp",
+    "hermes-yuanbao",
+];

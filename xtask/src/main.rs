@@ -1,13 +1,17 @@
 //! `cargo xtask`: the project's tasks. Run it bare to list them.
 
+mod bench;
+mod check;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use std::collections::BTreeMap;
 use std::process::Command;
 
+use hermes_build_tools::report::{render_text, Sources};
 use hermes_build_tools::{
-    ensure_file, render_plans, render_registry, FileState, GENERATED_FILE, PLANS_FILE,
+    ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE, PLANS_FILE,
 };
 
 const USAGE: &str = "\
@@ -19,12 +23,25 @@ Tasks:
                                 (default: every tools crate of the workspace,
                                 tools/ and tests/). With --check, write nothing
                                 and fail when a checked-in registry is stale.
+  check-tools [--crate DIR] [--schemas FILE] [--format text|json]
+                                Check the tool contract: every lint of
+                                build-tools/src/lints.rs. Default: every tools
+                                crate of the workspace, with the schemas their
+                                `dump_parameters` example prints. With --crate,
+                                schemas come from --schemas or DIR/schemas.json
+                                (without one, only the source-level lints run).
+                                Exits 1 on any error.
+  bench-check [--sizes 100,1000,5000] [--keep DIR]
+                                Time check-tools on generated crates of that
+                                many tools (kept in DIR/tools-N with --keep).
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("gen") => gen(&args[1..]),
+        Some("check-tools") => check::check_tools(&args[1..]),
+        Some("bench-check") => bench::bench_check(&args[1..]),
         Some("help" | "-h" | "--help") | None => {
             print!("{USAGE}");
             ExitCode::SUCCESS
@@ -110,9 +127,9 @@ fn ensure(target: &Path, contents: &str, check: bool, what: &str) -> bool {
     }
 }
 
-/// Phase 2: compile the crate, dump every tool's parameters, render the
-/// static coercion plans from them.
-fn gen_plans(crate_root: &Path, package: &str, check: bool) -> bool {
+/// Compiles a tools crate and runs its `dump_parameters` example:
+/// `{tool name: parameters}` of every tool in its compiled registry.
+fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args([
@@ -128,25 +145,27 @@ fn gen_plans(crate_root: &Path, package: &str, check: bool) -> bool {
     let output = match output {
         Ok(o) if o.status.success() => o,
         Ok(o) => {
-            eprintln!(
-                "error: `cargo run -p {package} --example dump_parameters` failed:\n{}",
+            return Err(format!(
+                "`cargo run -p {package} --example dump_parameters` failed:\n{}",
                 String::from_utf8_lossy(&o.stderr)
-            );
-            return false;
+            ))
         }
+        Err(e) => return Err(format!("cannot run cargo: {e}")),
+    };
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("dump_parameters of {package} printed no JSON object: {e}"))
+}
+
+/// Phase 2: compile the crate, dump every tool's parameters, render the
+/// static coercion plans from them.
+fn gen_plans(crate_root: &Path, package: &str, check: bool) -> bool {
+    let parameters = match dump_parameters(package) {
+        Ok(p) => p,
         Err(e) => {
-            eprintln!("error: cannot run cargo: {e}");
+            eprintln!("error: {e}");
             return false;
         }
     };
-    let parameters: BTreeMap<String, serde_json::Value> =
-        match serde_json::from_slice(&output.stdout) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("error: dump_parameters of {package} printed no JSON object: {e}");
-                return false;
-            }
-        };
     match render_plans(&parameters) {
         Ok(source) => ensure(
             &crate_root.join(PLANS_FILE),
@@ -166,17 +185,13 @@ fn gen_crate(crate_root: &Path, check: bool) -> bool {
     let (discovery, source) = match render_registry(crate_root) {
         Ok(ok) => ok,
         Err(diagnostics) => {
-            for d in &diagnostics {
-                eprint!("{d}");
-            }
+            eprint!("{}", render(crate_root, &diagnostics));
             let n = diagnostics.iter().filter(|d| d.is_error()).count();
             eprintln!("error: could not generate the registry due to {n} previous error(s)");
             return false;
         }
     };
-    for w in &discovery.warnings {
-        eprint!("{w}");
-    }
+    eprint!("{}", render(crate_root, &discovery.warnings));
     let tools = discovery.tools().count();
     let fresh = ensure(
         &crate_root.join(GENERATED_FILE),
@@ -197,4 +212,9 @@ fn gen_crate(crate_root: &Path, check: bool) -> bool {
         }
     }
     fresh
+}
+
+/// Diagnostics of the crate at `crate_root`, rustc-style, paths relative to it.
+fn render(crate_root: &Path, diagnostics: &[Diagnostic]) -> String {
+    render_text(diagnostics, &mut Sources::new(crate_root))
 }

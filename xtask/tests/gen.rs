@@ -98,7 +98,7 @@ fn duplicate_names_name_both_files_and_lines() {
     let (ok, stderr) = xtask(&["gen"], dir.path());
     assert!(!ok);
     assert!(stderr.contains("duplicate tool name `ping`"), "{stderr}");
-    assert!(stderr.contains("src/tools/two.rs:5:8"), "{stderr}");
+    assert!(stderr.contains("src/tools/two.rs:4:37"), "{stderr}");
     assert!(stderr.contains("src/tools/one.rs:5:8"), "{stderr}");
     assert!(!dir.path().join("src/generated.rs").exists());
 }

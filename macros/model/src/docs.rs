@@ -16,16 +16,24 @@
 
 use std::collections::BTreeMap;
 
+use proc_macro2::Span;
+
 /// The parts of a doc comment the macro uses.
 #[derive(Debug, Clone, Default)]
 pub struct Docs {
     pub description: String,
+    /// Where the description's lines are written (one span per doc
+    /// attribute, in order), so the lints can point into them.
+    pub description_spans: Vec<Span>,
     /// From a `# Arguments` section: parameter name → description.
     pub arguments: BTreeMap<String, String>,
+    /// Where each `# Arguments` item is written.
+    pub argument_spans: BTreeMap<String, Vec<Span>>,
 }
 
-/// The raw lines of every `#[doc = "..."]` attribute, in order.
-fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
+/// The raw lines of every `#[doc = "..."]` attribute, in order, each with
+/// the span of its attribute.
+fn doc_lines(attrs: &[syn::Attribute]) -> Vec<(String, Span)> {
     let mut lines = Vec::new();
     for attr in attrs {
         if !attr.path().is_ident("doc") {
@@ -38,12 +46,13 @@ fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
             }) = &nv.value
             {
                 let value = s.value();
+                let span = s.span();
                 if value.trim().is_empty() {
                     // `///` alone: a paragraph break (`lines()` yields nothing for "").
-                    lines.push(String::new());
+                    lines.push((String::new(), span));
                 }
                 for line in value.lines() {
-                    lines.push(line.strip_prefix(' ').unwrap_or(line).to_string());
+                    lines.push((line.strip_prefix(' ').unwrap_or(line).to_string(), span));
                 }
             }
         }
@@ -78,41 +87,55 @@ fn paragraphs(lines: &[String]) -> String {
 pub fn extract_docs(attrs: &[syn::Attribute]) -> Docs {
     let lines = doc_lines(attrs);
     let mut description = Vec::new();
+    let mut description_spans = Vec::new();
     let mut arguments = BTreeMap::new();
+    let mut argument_spans = BTreeMap::new();
     let mut section: Option<String> = None;
-    let mut current_arg: Option<(String, Vec<String>)> = None;
+    type Item = (String, Vec<String>, Vec<Span>);
+    let mut current_arg: Option<Item> = None;
 
-    let flush = |arg: &mut Option<(String, Vec<String>)>, map: &mut BTreeMap<String, String>| {
-        if let Some((name, text)) = arg.take() {
-            map.insert(name, paragraphs(&text));
+    let flush = |arg: &mut Option<Item>,
+                 map: &mut BTreeMap<String, String>,
+                 spans: &mut BTreeMap<String, Vec<Span>>| {
+        if let Some((name, text, item_spans)) = arg.take() {
+            map.insert(name.clone(), paragraphs(&text));
+            spans.insert(name, item_spans);
         }
     };
 
-    for line in &lines {
+    for (line, span) in &lines {
         let trimmed = line.trim_start();
         if let Some(heading) = trimmed.strip_prefix("# ") {
-            flush(&mut current_arg, &mut arguments);
+            flush(&mut current_arg, &mut arguments, &mut argument_spans);
             section = Some(heading.trim().to_ascii_lowercase());
             continue;
         }
         match section.as_deref() {
-            None => description.push(line.clone()),
+            None => {
+                description.push(line.clone());
+                if !line.trim().is_empty() {
+                    description_spans.push(*span);
+                }
+            }
             Some("arguments" | "parameters" | "args") => {
                 if let Some((name, rest)) = argument_item(trimmed) {
-                    flush(&mut current_arg, &mut arguments);
-                    current_arg = Some((name, vec![rest]));
-                } else if let Some((_, text)) = current_arg.as_mut() {
+                    flush(&mut current_arg, &mut arguments, &mut argument_spans);
+                    current_arg = Some((name, vec![rest], vec![*span]));
+                } else if let Some((_, text, spans)) = current_arg.as_mut() {
                     text.push(line.clone());
+                    spans.push(*span);
                 }
             }
             Some(_) => {}
         }
     }
-    flush(&mut current_arg, &mut arguments);
+    flush(&mut current_arg, &mut arguments, &mut argument_spans);
 
     Docs {
         description: paragraphs(&description),
+        description_spans,
         arguments,
+        argument_spans,
     }
 }
 

@@ -8,9 +8,10 @@
 mod attr;
 mod ctxt;
 mod docs;
+pub mod lints;
 mod params;
 
-pub use attr::{ToolAttr, ATTRIBUTE_KEYS};
+pub use attr::{Allow, ToolAttr, ATTRIBUTE_KEYS};
 pub use ctxt::Ctxt;
 pub use docs::{extract_docs, strip_doc_attrs, Docs};
 pub use params::{Param, ParamKind};
@@ -42,6 +43,9 @@ pub struct ToolFn {
     pub name: String,
     /// The model-facing description.
     pub description: String,
+    /// Where the description is written: the doc comment's lines, or the
+    /// `description = "..."` literal.
+    pub description_spans: Vec<Span>,
     pub params: Vec<Param>,
     pub is_async: bool,
     /// Whether the declared return type is a `Result<_, _>`.
@@ -122,9 +126,9 @@ fn analyze_with(cx: &Ctxt, attr: ToolAttr, item: &syn::ItemFn) -> ToolFn {
     };
 
     let docs = extract_docs(&item.attrs);
-    let description = match &attr.description {
-        Some((d, _)) => d.clone(),
-        None => docs.description.clone(),
+    let (description, description_spans) = match &attr.description {
+        Some((d, span)) => (d.clone(), vec![*span]),
+        None => (docs.description.clone(), docs.description_spans.clone()),
     };
     if description.trim().is_empty() {
         cx.error_spanned_by(
@@ -140,6 +144,7 @@ fn analyze_with(cx: &Ctxt, attr: ToolAttr, item: &syn::ItemFn) -> ToolFn {
         ident: sig.ident.clone(),
         name,
         description,
+        description_spans,
         params,
         is_async: sig.asyncness.is_some(),
         returns_result: returns_result(&sig.output),

@@ -19,6 +19,9 @@ pub struct Param {
     /// The declared type, as written.
     pub ty: syn::Type,
     pub span: Span,
+    /// Where the parameter's description is written: its own doc comment,
+    /// or its item of the `# Arguments` section (empty when undescribed).
+    pub doc_spans: Vec<Span>,
 }
 
 #[derive(Debug, Clone)]
@@ -111,6 +114,7 @@ fn typed(cx: &Ctxt, pt: &syn::PatType, docs: &Docs) -> Option<Param> {
             ident,
             ty,
             span,
+            doc_spans: Vec::new(),
         });
     }
     if let syn::Type::Reference(r) = &ty {
@@ -135,13 +139,17 @@ fn typed(cx: &Ctxt, pt: &syn::PatType, docs: &Docs) -> Option<Param> {
             ident,
             ty,
             span,
+            doc_spans: Vec::new(),
         });
     }
     let own_docs = extract_docs(&pt.attrs);
-    let description = if !own_docs.description.is_empty() {
-        Some(own_docs.description)
+    let (description, doc_spans) = if !own_docs.description.is_empty() {
+        (Some(own_docs.description), own_docs.description_spans)
     } else {
-        docs.arguments.get(&name).cloned()
+        (
+            docs.arguments.get(&name).cloned(),
+            docs.argument_spans.get(&name).cloned().unwrap_or_default(),
+        )
     };
     let (optional, inner) = match option_inner(&ty) {
         Some(inner) => (true, Box::new(inner.clone())),
@@ -157,6 +165,7 @@ fn typed(cx: &Ctxt, pt: &syn::PatType, docs: &Docs) -> Option<Param> {
         ident,
         ty,
         span,
+        doc_spans,
     })
 }
 
