@@ -3,33 +3,46 @@
 
 #[path = "tools/file/tool.rs"]
 pub mod file;
+#[path = "tools/terminal/tool.rs"]
+pub mod terminal;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(1, 0), (0, 3)],
+    disps: &[(1, 0), (0, 4)],
     entries: &[
         ("write_file", &file::__HERMES_TOOL_write_file),
-        ("patch", &file::__HERMES_TOOL_patch),
+        ("process", &terminal::__HERMES_TOOL_process),
         ("search_files", &file::__HERMES_TOOL_search_files),
         ("read_file", &file::__HERMES_TOOL_read_file),
+        ("patch", &file::__HERMES_TOOL_patch),
+        ("terminal", &terminal::__HERMES_TOOL_terminal),
     ],
 };
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
-        disps: &[(1, 0), (0, 3)],
+        disps: &[(1, 0), (0, 4)],
         entries: &[
             ("write_file", "file"),
-            ("patch", "file"),
+            ("process", "terminal"),
             ("search_files", "file"),
             ("read_file", "file"),
+            ("patch", "file"),
+            ("terminal", "terminal"),
         ],
     };
 /// Every built-in tool name, sorted.
-pub const TOOL_NAMES: &[&str] = &["patch", "read_file", "search_files", "write_file"];
+pub const TOOL_NAMES: &[&str] = &[
+    "patch",
+    "process",
+    "read_file",
+    "search_files",
+    "terminal",
+    "write_file",
+];
 /// Every toolset a built-in tool registers into, sorted.
-pub const TOOLSETS: &[&str] = &["file"];
+pub const TOOLSETS: &[&str] = &["file", "terminal"];
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
@@ -53,8 +66,8 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
             },
             ::hermes_runtime::toolsets::StaticToolset {
                 name: "debugging",
-                description: "Troubleshooting: inspect and fix files",
-                tools: &[],
+                description: "Troubleshooting: run commands, inspect and fix files",
+                tools: &["terminal", "process"],
                 includes: &["file"],
                 instructional: false,
                 posture: false,
@@ -275,6 +288,14 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 name: "hermes-yuanbao",
                 description: "Yuanbao bot: core tools",
                 tools: &["read_file", "write_file", "patch", "search_files"],
+                includes: &[],
+                instructional: false,
+                posture: false,
+            },
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "terminal",
+                description: "Run shell commands and manage background processes",
+                tools: &["terminal", "process"],
                 includes: &[],
                 instructional: false,
                 posture: false,

@@ -4,12 +4,14 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(1, 0), (0, 3)],
+    disps: &[(1, 0), (0, 4)],
     entries: &[
-        ("write_file", &PLAN_3),
+        ("write_file", &PLAN_5),
+        ("process", &PLAN_1),
+        ("search_files", &PLAN_3),
+        ("read_file", &PLAN_2),
         ("patch", &PLAN_0),
-        ("search_files", &PLAN_2),
-        ("read_file", &PLAN_1),
+        ("terminal", &PLAN_4),
     ],
 };
 
@@ -22,8 +24,31 @@ static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
-/// `read_file`
+/// `process`
 static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("limit"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("offset"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("timeout"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
+/// `read_file`
+static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("limit"),
@@ -40,7 +65,7 @@ static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `search_files`
-static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("limit"),
         flags: 0,
@@ -48,7 +73,24 @@ static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
+/// `terminal`
+static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("timeout"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("background"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
 /// `write_file`
-static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

@@ -4,8 +4,15 @@
 //! function, or a folder whose `tool.rs` has one (its other files are
 //! helpers). `cargo xtask gen` finds them and writes `src/generated.rs`,
 //! which wires the modules and indexes the tools; nothing here lists them.
+//!
+//! Beside the registry, what an agent embedding these tools wires up:
+//! [`install_agent_loop_executors`] (working `todo` and `memory`),
+//! [`set_clarify_callback`] (how `clarify` reaches the user) and
+//! [`shutdown_background_processes`] (no background command outlives the agent).
 
+pub mod child_env;
 pub mod generated;
+pub mod procs;
 
 pub use hermes_runtime::{Registry, ToolContext};
 
@@ -14,4 +21,11 @@ pub fn registry() -> &'static Registry {
     static REGISTRY: std::sync::LazyLock<Registry> =
         std::sync::LazyLock::new(|| Registry::new(&generated::TABLES));
     &REGISTRY
+}
+
+/// Tears down every background process `terminal` started (parent-first,
+/// `grace` per step); call it when the agent shuts down. Returns how many
+/// were still running.
+pub fn shutdown_background_processes(grace: std::time::Duration) -> usize {
+    procs::table().shutdown_all(grace)
 }
