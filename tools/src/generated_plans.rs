@@ -4,19 +4,48 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(1, 0), (0, 4)],
+    disps: &[(7, 0), (6, 8), (0, 7)],
     entries: &[
-        ("write_file", &PLAN_5),
-        ("process", &PLAN_1),
-        ("search_files", &PLAN_3),
-        ("read_file", &PLAN_2),
-        ("patch", &PLAN_0),
-        ("terminal", &PLAN_4),
+        ("clarify", &PLAN_0),
+        ("todo", &PLAN_7),
+        ("process", &PLAN_3),
+        ("write_file", &PLAN_8),
+        ("patch", &PLAN_2),
+        ("search_files", &PLAN_5),
+        ("terminal", &PLAN_6),
+        ("memory", &PLAN_1),
+        ("read_file", &PLAN_4),
     ],
 };
 
-/// `patch`
+/// `clarify`
 static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("choices"),
+        flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `memory`
+static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("operations"),
+        flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+        node: ::hermes_runtime::coerce::RepairNode {
+            accepts: 0,
+            items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::RepairNode {
+                accepts: ::hermes_runtime::coerce::RepairNode::ACCEPTS_OBJECT,
+                items: ::std::borrow::Cow::Borrowed(&[]),
+                props: ::std::borrow::Cow::Borrowed(&[]),
+            }]),
+            props: ::std::borrow::Cow::Borrowed(&[]),
+        },
+    }]),
+};
+/// `patch`
+static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("replace_all"),
         flags: 0,
@@ -25,7 +54,7 @@ static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     }]),
 };
 /// `process`
-static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("limit"),
@@ -48,7 +77,7 @@ static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `read_file`
-static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("limit"),
@@ -65,7 +94,7 @@ static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `search_files`
-static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("limit"),
         flags: 0,
@@ -74,7 +103,7 @@ static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     }]),
 };
 /// `terminal`
-static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("timeout"),
@@ -90,7 +119,32 @@ static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         },
     ]),
 };
+/// `todo`
+static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("merge"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("todos"),
+            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+            node: ::hermes_runtime::coerce::RepairNode {
+                accepts: 0,
+                items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::RepairNode {
+                    accepts: ::hermes_runtime::coerce::RepairNode::ACCEPTS_OBJECT,
+                    items: ::std::borrow::Cow::Borrowed(&[]),
+                    props: ::std::borrow::Cow::Borrowed(&[]),
+                }]),
+                props: ::std::borrow::Cow::Borrowed(&[]),
+            },
+        },
+    ]),
+};
 /// `write_file`
-static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

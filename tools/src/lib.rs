@@ -10,10 +10,18 @@
 //! [`set_clarify_callback`] (how `clarify` reaches the user) and
 //! [`shutdown_background_processes`] (no background command outlives the agent).
 
+pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
 pub mod procs;
+mod schema_util;
 
+pub use agent_loop::install_agent_loop_executors;
+pub use generated::clarify::{
+    clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
+};
+pub use generated::memory::snapshot as memory_snapshot;
+pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
 
 /// The registry of every built-in tool.
