@@ -7,41 +7,47 @@ pub mod clarify;
 pub mod file;
 #[path = "tools/memory/tool.rs"]
 pub mod memory;
+#[path = "tools/skills/tool.rs"]
+pub mod skills;
 #[path = "tools/terminal/tool.rs"]
 pub mod terminal;
 #[path = "tools/todo.rs"]
 pub mod todo;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
-    key: 16287231350648472473,
-    disps: &[(7, 0), (6, 8), (0, 7)],
+    key: 16263683158343804936,
+    disps: &[(1, 2), (5, 10), (0, 5), (0, 0)],
     entries: &[
-        ("clarify", &clarify::__HERMES_TOOL_clarify),
-        ("todo", &todo::__HERMES_TOOL_todo),
-        ("process", &terminal::__HERMES_TOOL_process),
-        ("write_file", &file::__HERMES_TOOL_write_file),
-        ("patch", &file::__HERMES_TOOL_patch),
-        ("search_files", &file::__HERMES_TOOL_search_files),
-        ("terminal", &terminal::__HERMES_TOOL_terminal),
+        ("skills_list", &skills::__HERMES_TOOL_skills_list),
         ("memory", &memory::__HERMES_TOOL_memory),
+        ("todo", &todo::__HERMES_TOOL_todo),
+        ("write_file", &file::__HERMES_TOOL_write_file),
+        ("process", &terminal::__HERMES_TOOL_process),
+        ("terminal", &terminal::__HERMES_TOOL_terminal),
+        ("skill_view", &skills::__HERMES_TOOL_skill_view),
         ("read_file", &file::__HERMES_TOOL_read_file),
+        ("search_files", &file::__HERMES_TOOL_search_files),
+        ("patch", &file::__HERMES_TOOL_patch),
+        ("clarify", &clarify::__HERMES_TOOL_clarify),
     ],
 };
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(7, 0), (6, 8), (0, 7)],
+        key: 16263683158343804936,
+        disps: &[(1, 2), (5, 10), (0, 5), (0, 0)],
         entries: &[
-            ("clarify", "clarify"),
-            ("todo", "todo"),
-            ("process", "terminal"),
-            ("write_file", "file"),
-            ("patch", "file"),
-            ("search_files", "file"),
-            ("terminal", "terminal"),
+            ("skills_list", "skills"),
             ("memory", "memory"),
+            ("todo", "todo"),
+            ("write_file", "file"),
+            ("process", "terminal"),
+            ("terminal", "terminal"),
+            ("skill_view", "skills"),
             ("read_file", "file"),
+            ("search_files", "file"),
+            ("patch", "file"),
+            ("clarify", "clarify"),
         ],
     };
 /// Every built-in tool name, sorted.
@@ -52,12 +58,14 @@ pub const TOOL_NAMES: &[&str] = &[
     "process",
     "read_file",
     "search_files",
+    "skill_view",
+    "skills_list",
     "terminal",
     "todo",
     "write_file",
 ];
 /// Every toolset a built-in tool registers into, sorted.
-pub const TOOLSETS: &[&str] = &["clarify", "file", "memory", "terminal", "todo"];
+pub const TOOLSETS: &[&str] = &["clarify", "file", "memory", "skills", "terminal", "todo"];
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
@@ -322,6 +330,14 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 tools: &["memory"],
                 includes: &[],
                 instructional: false,
+                posture: false,
+            },
+            ::hermes_runtime::toolsets::StaticToolset {
+                name: "skills",
+                description: "Read skill documents: instructions for specific tasks and workflows",
+                tools: &["skills_list", "skill_view"],
+                includes: &[],
+                instructional: true,
                 posture: false,
             },
             ::hermes_runtime::toolsets::StaticToolset {

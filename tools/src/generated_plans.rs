@@ -3,18 +3,20 @@
 
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
-    key: 16287231350648472473,
-    disps: &[(7, 0), (6, 8), (0, 7)],
+    key: 16263683158343804936,
+    disps: &[(1, 2), (5, 10), (0, 5), (0, 0)],
     entries: &[
-        ("clarify", &PLAN_0),
-        ("todo", &PLAN_7),
-        ("process", &PLAN_3),
-        ("write_file", &PLAN_8),
-        ("patch", &PLAN_2),
-        ("search_files", &PLAN_5),
-        ("terminal", &PLAN_6),
+        ("skills_list", &PLAN_7),
         ("memory", &PLAN_1),
+        ("todo", &PLAN_9),
+        ("write_file", &PLAN_10),
+        ("process", &PLAN_3),
+        ("terminal", &PLAN_8),
+        ("skill_view", &PLAN_6),
         ("read_file", &PLAN_4),
+        ("search_files", &PLAN_5),
+        ("patch", &PLAN_2),
+        ("clarify", &PLAN_0),
     ],
 };
 
@@ -102,8 +104,16 @@ static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
-/// `terminal`
+/// `skill_view`
 static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `skills_list`
+static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `terminal`
+static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("timeout"),
@@ -120,7 +130,7 @@ static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `todo`
-static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("merge"),
@@ -145,6 +155,6 @@ static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `write_file`
-static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
