@@ -3,20 +3,22 @@
 
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
-    key: 16263683158343804936,
-    disps: &[(1, 2), (5, 10), (0, 5), (0, 0)],
+    key: 16287231350648472473,
+    disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
     entries: &[
-        ("skills_list", &PLAN_7),
-        ("memory", &PLAN_1),
-        ("todo", &PLAN_9),
-        ("write_file", &PLAN_10),
-        ("process", &PLAN_3),
-        ("terminal", &PLAN_8),
-        ("skill_view", &PLAN_6),
-        ("read_file", &PLAN_4),
-        ("search_files", &PLAN_5),
         ("patch", &PLAN_2),
+        ("write_file", &PLAN_12),
+        ("skills_list", &PLAN_7),
         ("clarify", &PLAN_0),
+        ("skill_view", &PLAN_6),
+        ("memory", &PLAN_1),
+        ("read_file", &PLAN_4),
+        ("web_extract", &PLAN_10),
+        ("terminal", &PLAN_8),
+        ("web_search", &PLAN_11),
+        ("todo", &PLAN_9),
+        ("process", &PLAN_3),
+        ("search_files", &PLAN_5),
     ],
 };
 
@@ -154,7 +156,33 @@ static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         },
     ]),
 };
-/// `write_file`
+/// `web_extract`
 static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("urls"),
+            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("char_limit"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
+/// `web_search`
+static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("limit"),
+        flags: 0,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `write_file`
+static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
