@@ -9,6 +9,9 @@ use std::sync::{Arc, Mutex};
 use hermes_runtime::{Profile, ToolContext};
 use serde_json::{json, Value};
 
+/// What the callback saw: question, choices, session id.
+type Asked = (String, Option<Vec<String>>, Option<String>);
+
 #[tokio::test]
 async fn clarify_asks_through_the_registered_callback_only() {
     let registry = hermes_tools::registry();
@@ -39,7 +42,7 @@ async fn clarify_asks_through_the_registered_callback_only() {
     );
 
     // With a callback: offered at once, and it is asked.
-    let seen: Arc<Mutex<Vec<(String, Option<Vec<String>>, Option<String>)>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<Asked>>> = Arc::default();
     let log = seen.clone();
     hermes_tools::set_clarify_callback(
         registry,

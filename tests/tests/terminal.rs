@@ -391,3 +391,28 @@ fn teardown_api_is_usable_directly() {
     assert!(!report.killed.is_empty());
     assert!(sb.survivors().is_empty());
 }
+
+#[test]
+fn every_child_process_comes_from_the_environment_builder() {
+    // `Command::new` (which would inherit the agent's environment unless
+    // cleared) appears in the environment builder only.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/src");
+    let mut stack = vec![src.clone()];
+    let mut offenders = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && path != src.join("child_env.rs")
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                if text.contains("Command::new") || text.contains("process::Command") {
+                    offenders.push(path);
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "{offenders:?}");
+}

@@ -324,10 +324,8 @@ impl<'b> Writer<'b> {
                 self.lists.push(Some(1));
             }
             "tr" => self.newline(),
-            "td" | "th" => {
-                if !self.out.ends_with('\n') && !self.out.is_empty() {
-                    self.out.push_str(" | ");
-                }
+            "td" | "th" if !self.out.ends_with('\n') && !self.out.is_empty() => {
+                self.out.push_str(" | ");
             }
             "pre" => {
                 self.paragraph();
