@@ -37,6 +37,17 @@ impl Profile {
         found.filter(|v| !v.is_empty())
     }
 
+    /// Every secret of the profile's own `.env`, sorted by name, read at call
+    /// time: what a child process of this profile may see. As with
+    /// [`Profile::secret`], a later line wins and empty values are left out.
+    pub fn secrets(&self) -> Vec<(String, String)> {
+        let Ok(iter) = dotenvy::from_path_iter(self.home.join(".env")) else {
+            return Vec::new();
+        };
+        let all: std::collections::BTreeMap<String, String> = iter.flatten().collect();
+        all.into_iter().filter(|(_, v)| !v.is_empty()).collect()
+    }
+
     /// The default profile: `$HERMES_HOME`, else `~/.hermes`.
     pub fn default_home() -> Self {
         if let Some(home) = std::env::var_os("HERMES_HOME") {

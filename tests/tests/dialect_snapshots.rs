@@ -11,8 +11,16 @@ use serde_json::Value;
 #[test]
 fn built_in_tools_in_every_dialect() {
     let registry = hermes_tools::registry();
-    let profile = Profile::new("/nonexistent/profile");
+    // Every built-in tool is offered: web_search has a key, clarify a callback.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".env"), "WEB_SEARCH_API_KEY=k\n").unwrap();
+    let profile = Profile::new(home.path());
+    hermes_tools::set_clarify_callback(
+        registry,
+        std::sync::Arc::new(|_| Box::pin(async { Ok(String::new()) })),
+    );
     let defs = registry.get_tool_definitions(None, &[], &profile);
+    assert_eq!(defs.tools.len(), registry.entries().len());
     assert!(!defs.tools.is_empty());
     for dialect in Dialect::ALL {
         let rewritten: Vec<Value> = defs

@@ -4,17 +4,52 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(1, 0), (0, 3)],
+    disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
     entries: &[
-        ("write_file", &PLAN_3),
-        ("patch", &PLAN_0),
-        ("search_files", &PLAN_2),
-        ("read_file", &PLAN_1),
+        ("patch", &PLAN_2),
+        ("write_file", &PLAN_12),
+        ("skills_list", &PLAN_7),
+        ("clarify", &PLAN_0),
+        ("skill_view", &PLAN_6),
+        ("memory", &PLAN_1),
+        ("read_file", &PLAN_4),
+        ("web_extract", &PLAN_10),
+        ("terminal", &PLAN_8),
+        ("web_search", &PLAN_11),
+        ("todo", &PLAN_9),
+        ("process", &PLAN_3),
+        ("search_files", &PLAN_5),
     ],
 };
 
-/// `patch`
+/// `clarify`
 static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("choices"),
+        flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `memory`
+static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("operations"),
+        flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+        node: ::hermes_runtime::coerce::RepairNode {
+            accepts: 0,
+            items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::RepairNode {
+                accepts: ::hermes_runtime::coerce::RepairNode::ACCEPTS_OBJECT,
+                items: ::std::borrow::Cow::Borrowed(&[]),
+                props: ::std::borrow::Cow::Borrowed(&[]),
+            }]),
+            props: ::std::borrow::Cow::Borrowed(&[]),
+        },
+    }]),
+};
+/// `patch`
+static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("replace_all"),
         flags: 0,
@@ -22,8 +57,31 @@ static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
+/// `process`
+static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("limit"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("offset"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("timeout"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
 /// `read_file`
-static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("limit"),
@@ -40,7 +98,83 @@ static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     ]),
 };
 /// `search_files`
-static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("limit"),
+        flags: 0,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `skill_view`
+static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `skills_list`
+static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `terminal`
+static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("timeout"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("background"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
+/// `todo`
+static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("merge"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("todos"),
+            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+            node: ::hermes_runtime::coerce::RepairNode {
+                accepts: 0,
+                items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::RepairNode {
+                    accepts: ::hermes_runtime::coerce::RepairNode::ACCEPTS_OBJECT,
+                    items: ::std::borrow::Cow::Borrowed(&[]),
+                    props: ::std::borrow::Cow::Borrowed(&[]),
+                }]),
+                props: ::std::borrow::Cow::Borrowed(&[]),
+            },
+        },
+    ]),
+};
+/// `web_extract`
+static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("urls"),
+            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("char_limit"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
+/// `web_search`
+static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("limit"),
         flags: 0,
@@ -49,6 +183,6 @@ static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     }]),
 };
 /// `write_file`
-static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

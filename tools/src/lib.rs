@@ -4,9 +4,24 @@
 //! function, or a folder whose `tool.rs` has one (its other files are
 //! helpers). `cargo xtask gen` finds them and writes `src/generated.rs`,
 //! which wires the modules and indexes the tools; nothing here lists them.
+//!
+//! Beside the registry, what an agent embedding these tools wires up:
+//! [`install_agent_loop_executors`] (working `todo` and `memory`),
+//! [`set_clarify_callback`] (how `clarify` reaches the user) and
+//! [`shutdown_background_processes`] (no background command outlives the agent).
 
+pub mod agent_loop;
+pub mod child_env;
 pub mod generated;
+pub mod procs;
+mod schema_util;
 
+pub use agent_loop::install_agent_loop_executors;
+pub use generated::clarify::{
+    clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
+};
+pub use generated::memory::snapshot as memory_snapshot;
+pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
 
 /// The registry of every built-in tool.
@@ -14,4 +29,11 @@ pub fn registry() -> &'static Registry {
     static REGISTRY: std::sync::LazyLock<Registry> =
         std::sync::LazyLock::new(|| Registry::new(&generated::TABLES));
     &REGISTRY
+}
+
+/// Tears down every background process `terminal` started (parent-first,
+/// `grace` per step); call it when the agent shuts down. Returns how many
+/// were still running.
+pub fn shutdown_background_processes(grace: std::time::Duration) -> usize {
+    procs::table().shutdown_all(grace)
 }

@@ -1,0 +1,47 @@
+//! Working `todo` and `memory` for an agent built on the runtime.
+//!
+//! Both are agent-loop tools (`hermes_runtime::AGENT_LOOP_TOOLS`): their
+//! `#[hermes_tool]` functions give the model their schemas, but dispatch
+//! never runs a handler of the registry for them; it answers through an
+//! executor the agent registers, or with `{"error": "NAME must be handled by
+//! the agent loop"}`. [`install_agent_loop_executors`] registers executors
+//! that run those same functions (decoding included), so an agent gets the
+//! reference behaviour without writing any: a per-session todo list, and
+//! memory persisted under the profile's home.
+
+use std::sync::Arc;
+
+use hermes_runtime::{AgentLoopExecutor, Handler, Registry};
+
+/// The agent-loop tools this crate implements.
+pub const INSTALLED_AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory"];
+
+/// Registers the inline executors of `todo` and `memory` on `registry`.
+/// Tools the registry does not hold are skipped; calling it again replaces
+/// the executors with equal ones.
+pub fn install_agent_loop_executors(registry: &Registry) {
+    for &name in INSTALLED_AGENT_LOOP_TOOLS {
+        let Some(entry) = registry.get(name) else {
+            continue;
+        };
+        let executor: AgentLoopExecutor = match entry.handler {
+            Handler::Async(run) => Arc::new(move |ctx, args| run(ctx, args)),
+            Handler::Blocking(run) => Arc::new(move |ctx, args| {
+                Box::pin(async move {
+                    match tokio::runtime::Handle::try_current() {
+                        Ok(handle) => match handle.spawn_blocking(move || run(ctx, args)).await {
+                            Ok(result) => result,
+                            // Dispatch contains the panic and sanitizes its message.
+                            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                            Err(e) => {
+                                hermes_runtime::error_json(format!("{name} did not finish: {e}"))
+                            }
+                        },
+                        Err(_) => run(ctx, args),
+                    }
+                })
+            }),
+        };
+        registry.set_agent_loop_executor(name, executor);
+    }
+}

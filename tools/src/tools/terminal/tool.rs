@@ -1,0 +1,338 @@
+//! The `terminal` toolset: run shell commands (`terminal`) and manage the
+//! ones started in the background (`process`). Processes, their environment
+//! and their teardown live in `crate::procs` and `crate::child_env`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use hermes_macros::hermes_tool;
+use hermes_runtime::ToolContext;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::child_env::ChildEnv;
+use crate::procs::{self, output::last_chars, Background};
+
+/// Foreground timeout when none is given, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 180;
+/// The longest foreground timeout accepted, in seconds.
+pub const MAX_FOREGROUND_TIMEOUT_SECS: u64 = 600;
+/// Output bytes kept from the start and from the end of a foreground command.
+const FG_HEAD_BYTES: usize = 20_000;
+const FG_TAIL_BYTES: usize = 30_000;
+/// `wait` without a timeout waits this long, in seconds; never longer than the maximum.
+const DEFAULT_WAIT_SECS: u64 = 180;
+const MAX_WAIT_SECS: u64 = 600;
+/// Lines `log` returns when no limit is given.
+const DEFAULT_LOG_LINES: u64 = 200;
+
+/// What `terminal` answers.
+#[derive(Debug, Serialize)]
+pub struct TerminalOutput {
+    /// stdout and stderr together, escape sequences stripped, capped.
+    output: String,
+    /// The command's exit code (128 + N when killed by signal N; 124 on timeout).
+    exit_code: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
+    /// For a background command: the id `process` takes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<i32>,
+}
+
+/// Run a shell command and return its output and exit code.
+///
+/// The command runs in a non-interactive shell with stdin closed, in its own
+/// process group, with a clean environment: a standard PATH plus the
+/// profile's own secrets, nothing inherited from the agent. stdout and stderr
+/// come back together; past 50,000 bytes the start and the end are kept and
+/// the cut is marked.
+///
+/// Foreground (default): waits until the command ends or `timeout` seconds
+/// pass; on timeout the command and every process it started are terminated.
+/// Processes a foreground command leaves running are terminated when it ends,
+/// so start servers and watchers with `background: true` instead and manage
+/// them with `process`.
+#[hermes_tool(toolset = "terminal", emoji = "💻", max_result_chars = 100000)]
+pub fn terminal(
+    ctx: &ToolContext,
+    /// The shell command to run (bash syntax where bash is installed).
+    command: String,
+    /// Start the command in the background and return at once with a
+    /// `session_id` for `process` (default false).
+    background: Option<bool>,
+    /// Seconds to wait for a foreground command (default 180, at most 600).
+    /// It returns as soon as the command ends.
+    timeout: Option<u64>,
+    /// Working directory for this command, absolute or relative to the
+    /// session's working directory (default: the session's).
+    workdir: Option<String>,
+) -> Result<TerminalOutput, String> {
+    if command.trim().is_empty() {
+        return Err("command is empty: give the shell command to run".into());
+    }
+    let cwd = working_dir(ctx, workdir.as_deref())?;
+    if background.unwrap_or(false) {
+        let bg = procs::table()
+            .start(ctx, &command, &cwd)
+            .map_err(|e| format!("could not start the command: {e}"))?;
+        return Ok(TerminalOutput {
+            output: "Background process started".into(),
+            exit_code: 0,
+            error: None,
+            note: Some(
+                "Use process with this session_id to poll, read the log, wait for or kill it."
+                    .into(),
+            ),
+            session_id: Some(bg.id.clone()),
+            pid: Some(bg.spawned.pid),
+        });
+    }
+
+    let secs = timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
+    if secs == 0 {
+        return Err("timeout must be at least 1 second".into());
+    }
+    if secs > MAX_FOREGROUND_TIMEOUT_SECS {
+        return Err(format!(
+            "Foreground timeout {secs}s exceeds the maximum of {MAX_FOREGROUND_TIMEOUT_SECS}s. \
+             Run long commands with background=true and follow them with process."
+        ));
+    }
+    let env = ChildEnv::for_profile(ctx.profile());
+    let run = procs::spawn(&env, &command, &cwd, FG_HEAD_BYTES, FG_TAIL_BYTES)
+        .map_err(|e| format!("could not start the command: {e}"))?;
+    let grace = procs::grace_for(ctx.profile());
+
+    let finished = run.exit.wait(Duration::from_secs(secs));
+    // Whatever still runs of the command's family is torn down: after a
+    // timeout that is the command itself, after an exit it is what the
+    // command left behind (`cmd &`), which would otherwise be orphaned.
+    let report = run.teardown(grace);
+    let output = procs::lock(&run.output).render();
+    let Some(exit_code) = finished else {
+        return Ok(TerminalOutput {
+            output,
+            exit_code: 124,
+            error: Some(format!(
+                "Command timed out after {secs} seconds; it and every process it started \
+                 were terminated"
+            )),
+            note: None,
+            session_id: None,
+            pid: None,
+        });
+    };
+    let left = report.terminated.len() + report.killed.len();
+    let note = (left > 0).then(|| {
+        format!(
+            "{left} process(es) the command left running were terminated; \
+             start long-running processes with background=true"
+        )
+    });
+    Ok(TerminalOutput {
+        output,
+        exit_code,
+        error: None,
+        note,
+        session_id: None,
+        pid: None,
+    })
+}
+
+/// What `process` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessAction {
+    List,
+    Poll,
+    Log,
+    Wait,
+    Kill,
+}
+
+/// Manage the background processes started by `terminal` with `background: true`.
+///
+/// Actions: `list` (every background process of this profile), `poll`
+/// (status and the latest output), `log` (the output by lines: the last
+/// `limit` lines, or `limit` lines from line `offset`), `wait` (block until
+/// it exits or `timeout` seconds pass), `kill` (terminate it and every
+/// process it started: the process gets SIGTERM and a grace period to stop
+/// its children, then survivors get SIGTERM, then SIGKILL).
+#[hermes_tool(toolset = "terminal", emoji = "⚙️")]
+pub fn process(
+    ctx: &ToolContext,
+    /// What to do: list, poll, log, wait or kill.
+    action: ProcessAction,
+    /// The background process's id (`session_id` from `terminal`); needed
+    /// by every action but list.
+    session_id: Option<String>,
+    /// For wait: seconds to block at most (default 180, at most 600).
+    timeout: Option<u64>,
+    /// For log: the first line to return, 0-based (default: the last
+    /// `limit` lines).
+    offset: Option<u64>,
+    /// For log: how many lines to return (default 200).
+    limit: Option<u64>,
+) -> Result<Value, String> {
+    let table = procs::table();
+    if action == ProcessAction::List {
+        let processes: Vec<Value> = table
+            .list(ctx.profile())
+            .iter()
+            .map(|bg| {
+                let mut entry = json!({
+                    "session_id": bg.id,
+                    "command": last_chars(&bg.command, 200),
+                    "cwd": bg.cwd,
+                    "pid": bg.spawned.pid,
+                    "status": bg.status(),
+                    "uptime_seconds": bg.uptime_seconds(),
+                    "output_preview": procs::lock(&bg.spawned.output).render_tail(200),
+                });
+                if let Some(code) = bg.exit_code() {
+                    entry["exit_code"] = json!(code);
+                }
+                entry
+            })
+            .collect();
+        return Ok(json!({ "processes": processes }));
+    }
+    let Some(id) = session_id.filter(|s| !s.trim().is_empty()) else {
+        return Err(format!(
+            "session_id is required for {}: use the id terminal returned, or action=list",
+            action_name(action)
+        ));
+    };
+    let Some(bg) = table.get(ctx.profile(), &id) else {
+        return Ok(json!({
+            "status": "not_found",
+            "error": format!("No background process with id {id} (action=list shows them)"),
+        }));
+    };
+    Ok(match action {
+        ProcessAction::List | ProcessAction::Poll => poll(&bg),
+        ProcessAction::Log => log(&bg, offset, limit),
+        ProcessAction::Wait => wait(&bg, timeout),
+        ProcessAction::Kill => kill(ctx, &bg),
+    })
+}
+
+fn action_name(action: ProcessAction) -> &'static str {
+    match action {
+        ProcessAction::List => "list",
+        ProcessAction::Poll => "poll",
+        ProcessAction::Log => "log",
+        ProcessAction::Wait => "wait",
+        ProcessAction::Kill => "kill",
+    }
+}
+
+fn poll(bg: &Background) -> Value {
+    let mut out = json!({
+        "session_id": bg.id,
+        "command": bg.command,
+        "status": bg.status(),
+        "pid": bg.spawned.pid,
+        "uptime_seconds": bg.uptime_seconds(),
+        "output_preview": procs::lock(&bg.spawned.output).render_tail(1000),
+    });
+    if let Some(code) = bg.exit_code() {
+        out["exit_code"] = json!(code);
+    }
+    out
+}
+
+fn log(bg: &Background, offset: Option<u64>, limit: Option<u64>) -> Value {
+    let text = procs::lock(&bg.spawned.output).render();
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    let limit = usize::try_from(limit.unwrap_or(DEFAULT_LOG_LINES).max(1)).unwrap_or(usize::MAX);
+    let start = match offset {
+        Some(o) => usize::try_from(o).unwrap_or(usize::MAX).min(total),
+        None => total.saturating_sub(limit),
+    };
+    let end = start.saturating_add(limit).min(total);
+    json!({
+        "session_id": bg.id,
+        "command": bg.command,
+        "status": bg.status(),
+        "output": lines[start..end].join("\n"),
+        "total_lines": total,
+        "showing": format!("lines {}-{} of {total}", start + usize::from(end > start), end),
+    })
+}
+
+fn wait(bg: &Background, timeout: Option<u64>) -> Value {
+    let asked = timeout.unwrap_or(DEFAULT_WAIT_SECS).max(1);
+    let secs = asked.min(MAX_WAIT_SECS);
+    let exited = bg.spawned.exit.wait(Duration::from_secs(secs));
+    if exited.is_some() {
+        // Let the reader catch the last bytes (children may hold the pipe).
+        bg.spawned.output_done.wait(Duration::from_millis(500));
+    }
+    let output = procs::lock(&bg.spawned.output).render_tail(2000);
+    let mut out = match exited {
+        Some(code) => json!({
+            "status": bg.status(),
+            "command": bg.command,
+            "exit_code": code,
+            "output": output,
+        }),
+        None => json!({
+            "status": "timeout",
+            "command": bg.command,
+            "output": output,
+            "timeout_note": format!("Waited {secs}s; the process is still running"),
+        }),
+    };
+    if asked > secs {
+        out["clamped_note"] = json!(format!(
+            "Requested wait of {asked}s was clamped to {MAX_WAIT_SECS}s"
+        ));
+    }
+    out
+}
+
+fn kill(ctx: &ToolContext, bg: &Background) -> Value {
+    let was_running = bg.exit_code().is_none();
+    let report = if was_running {
+        procs::kill(bg, procs::grace_for(ctx.profile()))
+    } else {
+        // Still tear down what it left running in its group.
+        bg.spawned.teardown(procs::grace_for(ctx.profile()))
+    };
+    let mut out = json!({
+        "status": if was_running { "killed" } else { "already_exited" },
+        "session_id": bg.id,
+        "command": bg.command,
+        "output": procs::lock(&bg.spawned.output).render_tail(2000),
+        "teardown": report,
+    });
+    if let Some(code) = bg.exit_code() {
+        out["exit_code"] = json!(code);
+    }
+    out
+}
+
+/// The directory a command runs in: `workdir` resolved against the
+/// session's working directory, which must exist.
+fn working_dir(ctx: &ToolContext, workdir: Option<&str>) -> Result<PathBuf, String> {
+    let dir = match workdir.map(str::trim).filter(|w| !w.is_empty()) {
+        Some(w) => ctx.resolve(w),
+        None => ctx.cwd().to_path_buf(),
+    };
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "working directory {} does not exist or is not a directory",
+            dir.display()
+        ))
+    }
+}

@@ -1,0 +1,240 @@
+//! HTTP(S) GET with limits, for `web_extract`, and the request to the search
+//! endpoint, for `web_search`.
+//!
+//! Page fetches go through a resolver that checks **every** address a host
+//! resolves to against the address policy (`policy.rs`) and hands the
+//! connector only those checked addresses, so a host cannot pass the check
+//! with one address and be connected to on another (DNS rebinding). Every
+//! redirect hop is resolved, and so checked, the same way. Proxies from the
+//! environment are not used (a proxy would resolve the host instead of us).
+
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ureq::config::Config;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+use ureq::Agent;
+
+use super::policy;
+
+/// Sent as `User-Agent`.
+const USER_AGENT: &str = concat!("hermes-tools/", env!("CARGO_PKG_VERSION"));
+
+/// Limits of one fetch.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The whole fetch: resolution, connection, redirects and body.
+    pub timeout: Duration,
+    /// Body bytes read at most; the rest is dropped.
+    pub max_bytes: u64,
+    pub max_redirects: u32,
+}
+
+/// A fetched page.
+#[derive(Debug)]
+pub struct Page {
+    /// The URL after redirects.
+    pub final_url: String,
+    pub content_type: String,
+    pub body: Vec<u8>,
+    /// The body was longer than `max_bytes`.
+    pub cut: bool,
+}
+
+/// Checks every resolved address; refuses the host if any is refused.
+#[derive(Debug)]
+struct GuardedResolver {
+    allow_private: bool,
+    refusal: Arc<Mutex<Option<String>>>,
+}
+
+impl GuardedResolver {
+    fn refuse(&self, why: String) -> ureq::Error {
+        *self.refusal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+        ureq::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        ))
+    }
+}
+
+impl Resolver for GuardedResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let host = uri.host().unwrap_or_default();
+        if let Err(why) = policy::check_host(host) {
+            return Err(self.refuse(why));
+        }
+        let addrs = DefaultResolver::default().resolve(uri, config, timeout)?;
+        // The connector gets exactly these addresses: no second lookup.
+        match policy::check_all(host, &addrs, self.allow_private) {
+            Ok(()) => Ok(addrs),
+            Err(why) => Err(self.refuse(why)),
+        }
+    }
+}
+
+/// Fetches `url` (http or https) within `limits`, refusing addresses the
+/// policy refuses. HTTP error statuses are errors.
+pub fn get_page(url: &str, allow_private: bool, limits: Limits) -> Result<Page, String> {
+    let lower = url.to_ascii_lowercase();
+    if !lower.starts_with("http://") && !lower.starts_with("https://") {
+        return Err(format!(
+            "Invalid URL '{url}': only http and https URLs are fetched"
+        ));
+    }
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("Invalid URL '{url}': {e}"))?;
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(format!("Invalid URL '{url}': no host"));
+    }
+    let refusal = Arc::new(Mutex::new(None));
+    let config = Config::builder()
+        .timeout_global(Some(limits.timeout))
+        .max_redirects(limits.max_redirects)
+        .http_status_as_error(false)
+        .proxy(None)
+        .user_agent(USER_AGENT)
+        .build();
+    let agent = Agent::with_parts(
+        config,
+        DefaultConnector::default(),
+        GuardedResolver {
+            allow_private,
+            refusal: refusal.clone(),
+        },
+    );
+    let result = agent
+        .get(url)
+        .header(
+            "Accept",
+            "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+        )
+        .call();
+    let mut response = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let refused = refusal.lock().unwrap_or_else(|e| e.into_inner()).take();
+            return Err(refused.unwrap_or_else(|| describe(&e, limits)));
+        }
+    };
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!(
+            "HTTP {} {}",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        )
+        .trim_end()
+        .to_string());
+    }
+    let final_url = ureq::ResponseExt::get_uri(&response).to_string();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let mut body = Vec::new();
+    response
+        .body_mut()
+        .as_reader()
+        .take(limits.max_bytes + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("Reading the page failed: {e}"))?;
+    let cut = body.len() as u64 > limits.max_bytes;
+    body.truncate(usize::try_from(limits.max_bytes).unwrap_or(usize::MAX));
+    Ok(Page {
+        final_url,
+        content_type,
+        body,
+        cut,
+    })
+}
+
+/// A request to the configured search endpoint: GET with `q` and `count`,
+/// the key in `Authorization: Bearer` and `X-Subscription-Token` headers,
+/// no redirects followed. Returns the JSON body.
+pub fn search(
+    endpoint: &str,
+    key: &str,
+    query: &str,
+    count: u64,
+    timeout: Duration,
+) -> Result<serde_json::Value, String> {
+    let config = Config::builder()
+        .timeout_global(Some(timeout))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .proxy(None)
+        .user_agent(USER_AGENT)
+        .build();
+    let agent = Agent::new_with_config(config);
+    let mut response = agent
+        .get(endpoint)
+        .query("q", query)
+        .query("count", count.to_string())
+        .header("Accept", "application/json")
+        .header("Authorization", format!("Bearer {key}"))
+        .header("X-Subscription-Token", key)
+        .call()
+        .map_err(|e| {
+            format!(
+                "The search endpoint could not be reached: {}",
+                describe(
+                    &e,
+                    Limits {
+                        timeout,
+                        max_bytes: 0,
+                        max_redirects: 0,
+                    }
+                )
+            )
+        })?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(format!(
+            "The search endpoint answered HTTP {}{}",
+            status.as_u16(),
+            if matches!(status.as_u16(), 401 | 403) {
+                " (check the profile's search API key)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let text = response
+        .body_mut()
+        .with_config()
+        .limit(4 * 1024 * 1024)
+        .read_to_string()
+        .map_err(|e| format!("Reading the search results failed: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("The search endpoint did not answer JSON: {e}"))
+}
+
+/// A transport error in words.
+fn describe(e: &ureq::Error, limits: Limits) -> String {
+    match e {
+        ureq::Error::Timeout(_) => {
+            format!("Timed out after {} s", limits.timeout.as_secs_f64().round())
+        }
+        ureq::Error::HostNotFound => "Host not found".to_string(),
+        ureq::Error::TooManyRedirects => {
+            format!("More than {} redirects", limits.max_redirects)
+        }
+        ureq::Error::RedirectFailed => "A redirect could not be followed".to_string(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "fetch_tests.rs"]
+mod tests;

@@ -1,0 +1,227 @@
+//! Which addresses `web_extract` may connect to.
+//!
+//! Loopback, private (RFC 1918, CGNAT, IPv6 unique-local) and link-local
+//! addresses are refused unless the profile allows them
+//! ([`ALLOW_PRIVATE_SETTING`]). Some are refused even then: cloud metadata
+//! endpoints (where instance credentials live), unspecified, multicast,
+//! broadcast, documentation and reserved ranges. IPv4 addresses embedded in
+//! IPv6 ones (mapped, compatible, NAT64, 6to4) are judged as the IPv4
+//! address they carry.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use hermes_runtime::Profile;
+
+/// The profile setting (in its `.env`) that lets `web_extract` reach
+/// loopback, private and link-local addresses: `1`, `true`, `yes` or `on`.
+pub const ALLOW_PRIVATE_SETTING: &str = "HERMES_ALLOW_PRIVATE_URLS";
+
+/// Host names refused whatever they resolve to.
+const BLOCKED_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
+
+/// Whether the profile allows loopback / private / link-local addresses.
+pub fn allows_private(profile: &Profile) -> bool {
+    profile.secret(ALLOW_PRIVATE_SETTING).is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// What kind of address an IP is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Public,
+    /// Refused unless the profile allows private addresses.
+    Restricted(&'static str),
+    /// Refused always.
+    Forbidden(&'static str),
+}
+
+/// Classifies one address.
+pub fn classify(ip: IpAddr) -> Class {
+    match ip {
+        IpAddr::V4(v4) => classify_v4(v4),
+        IpAddr::V6(v6) => classify_v6(v6),
+    }
+}
+
+fn classify_v4(ip: Ipv4Addr) -> Class {
+    let [a, b, c, d] = ip.octets();
+    let metadata = [
+        [169, 254, 169, 254],
+        [169, 254, 170, 2],
+        [169, 254, 169, 253],
+        [100, 100, 100, 200],
+    ];
+    if metadata.contains(&[a, b, c, d]) {
+        return Class::Forbidden("cloud metadata");
+    }
+    match (a, b, c) {
+        (0, _, _) => Class::Forbidden("unspecified"),
+        (127, _, _) => Class::Restricted("loopback"),
+        (10, _, _) | (192, 168, _) => Class::Restricted("private"),
+        (172, 16..=31, _) => Class::Restricted("private"),
+        (100, 64..=127, _) => Class::Restricted("shared (CGNAT)"),
+        (198, 18..=19, _) => Class::Restricted("private (benchmarking)"),
+        (169, 254, _) => Class::Restricted("link-local"),
+        (192, 0, 0) => Class::Forbidden("reserved"),
+        (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => Class::Forbidden("documentation"),
+        (224..=239, _, _) => Class::Forbidden("multicast"),
+        (240..=255, _, _) => Class::Forbidden("reserved"),
+        _ => Class::Public,
+    }
+}
+
+fn classify_v6(ip: Ipv6Addr) -> Class {
+    if ip.is_unspecified() {
+        return Class::Forbidden("unspecified");
+    }
+    if ip.is_loopback() {
+        return Class::Restricted("loopback");
+    }
+    if let Some(v4) = embedded_v4(ip) {
+        return classify_v4(v4);
+    }
+    let s = ip.segments();
+    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
+        return Class::Forbidden("cloud metadata");
+    }
+    match s[0] {
+        0xff00..=0xffff => Class::Forbidden("multicast"),
+        0xfe80..=0xfebf => Class::Restricted("link-local"),
+        0xfec0..=0xfeff => Class::Restricted("private (site-local)"),
+        0xfc00..=0xfdff => Class::Restricted("private (unique-local)"),
+        0x2001 if s[1] == 0x0db8 => Class::Forbidden("documentation"),
+        0x0100 if s[1..4] == [0, 0, 0] => Class::Forbidden("reserved (discard)"),
+        0x0000 => Class::Forbidden("reserved"),
+        _ => Class::Public,
+    }
+}
+
+/// The IPv4 address an IPv6 address carries: mapped (`::ffff:a.b.c.d`),
+/// compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) or 6to4 (`2002:AABB:CCDD::`).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let tail = || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    if s[..5] == [0, 0, 0, 0, 0] && (s[5] == 0xffff || s[5] == 0) {
+        return Some(tail());
+    }
+    if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return Some(tail());
+    }
+    if s[0] == 0x2002 {
+        return Some(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ));
+    }
+    None
+}
+
+/// `Ok` when `ip` may be fetched; else why not.
+pub fn check_ip(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), String> {
+    match classify(ip) {
+        Class::Public => Ok(()),
+        Class::Restricted(_) if allow_private => Ok(()),
+        Class::Restricted(kind) => Err(format!(
+            "Blocked: {host} resolves to {ip}, a {kind} address. Private, loopback and \
+             link-local addresses are refused unless the profile allows them."
+        )),
+        Class::Forbidden(kind) => Err(format!(
+            "Blocked: {host} resolves to {ip}, a {kind} address, which is never fetched."
+        )),
+    }
+}
+
+/// `Ok` when every address `host` resolved to may be fetched: one refused
+/// address refuses the host, so it cannot pass with one address and be
+/// reached on another.
+pub fn check_all(
+    host: &str,
+    addrs: &[std::net::SocketAddr],
+    allow_private: bool,
+) -> Result<(), String> {
+    addrs
+        .iter()
+        .try_for_each(|a| check_ip(host, a.ip(), allow_private))
+}
+
+/// `Ok` unless the host name itself is refused.
+pub fn check_host(host: &str) -> Result<(), String> {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    if BLOCKED_HOSTS.contains(&host.as_str()) {
+        return Err(format!(
+            "Blocked: {host} is a cloud metadata endpoint, which is never fetched."
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(s: &str) -> Class {
+        classify(s.parse().unwrap_or_else(|e| panic!("{s}: {e}")))
+    }
+
+    #[test]
+    fn classifies_the_ranges() {
+        let table = [
+            ("93.184.216.34", Class::Public),
+            ("2606:4700::1111", Class::Public),
+            ("127.0.0.1", Class::Restricted("loopback")),
+            ("127.8.9.10", Class::Restricted("loopback")),
+            ("::1", Class::Restricted("loopback")),
+            ("10.1.2.3", Class::Restricted("private")),
+            ("172.16.0.1", Class::Restricted("private")),
+            ("172.31.255.255", Class::Restricted("private")),
+            ("172.32.0.1", Class::Public),
+            ("192.168.1.1", Class::Restricted("private")),
+            ("100.64.0.1", Class::Restricted("shared (CGNAT)")),
+            ("169.254.1.1", Class::Restricted("link-local")),
+            ("fe80::1", Class::Restricted("link-local")),
+            ("fd12:3456::1", Class::Restricted("private (unique-local)")),
+            ("169.254.169.254", Class::Forbidden("cloud metadata")),
+            ("fd00:ec2::254", Class::Forbidden("cloud metadata")),
+            ("0.0.0.0", Class::Forbidden("unspecified")),
+            ("::", Class::Forbidden("unspecified")),
+            ("224.0.0.1", Class::Forbidden("multicast")),
+            ("ff02::1", Class::Forbidden("multicast")),
+            ("255.255.255.255", Class::Forbidden("reserved")),
+            ("2001:db8::1", Class::Forbidden("documentation")),
+            // IPv4 carried in IPv6 is judged as the IPv4 address.
+            ("::ffff:127.0.0.1", Class::Restricted("loopback")),
+            ("::ffff:169.254.169.254", Class::Forbidden("cloud metadata")),
+            ("::10.0.0.1", Class::Restricted("private")),
+            ("64:ff9b::192.168.0.1", Class::Restricted("private")),
+            ("2002:7f00:1::", Class::Restricted("loopback")),
+            ("::ffff:8.8.8.8", Class::Public),
+        ];
+        for (ip, want) in table {
+            assert_eq!(class(ip), want, "{ip}");
+        }
+    }
+
+    #[test]
+    fn the_allowance_opens_restricted_ranges_only() {
+        let lo: IpAddr = [127, 0, 0, 1].into();
+        assert!(check_ip("localhost", lo, false).is_err());
+        assert!(check_ip("localhost", lo, true).is_ok());
+        let md: IpAddr = [169, 254, 169, 254].into();
+        assert!(check_ip("x", md, true).is_err());
+        assert!(check_host("metadata.google.internal.").is_err());
+        let mixed: Vec<std::net::SocketAddr> = vec![
+            "93.184.216.34:80".parse().unwrap_or_else(|e| panic!("{e}")),
+            "10.0.0.7:80".parse().unwrap_or_else(|e| panic!("{e}")),
+        ];
+        let err = check_all("rebind.example", &mixed, false).unwrap_err();
+        assert!(err.contains("10.0.0.7"), "{err}");
+        assert!(check_all("rebind.example", &mixed[..1], false).is_ok());
+        assert!(check_host("example.com").is_ok());
+    }
+}

@@ -1,0 +1,366 @@
+//! The `web` toolset: `web_extract` fetches pages and returns their text,
+//! `web_search` asks a configured search endpoint. Fetching and its address
+//! guard are in `fetch.rs` and `policy.rs`, HTML to text in `html.rs`.
+//!
+//! Profile settings (the profile's `.env`, read at call time):
+//! `WEB_SEARCH_API_KEY` (web_search is available only with it),
+//! `WEB_SEARCH_ENDPOINT` (default [`DEFAULT_SEARCH_ENDPOINT`]) and
+//! `HERMES_ALLOW_PRIVATE_URLS` (see `policy.rs`).
+
+mod fetch;
+mod html;
+mod policy;
+
+use std::time::Duration;
+
+use hermes_macros::hermes_tool;
+use hermes_runtime::{Profile, ToolContext};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+pub use policy::ALLOW_PRIVATE_SETTING;
+
+/// URLs read by one `web_extract` call at most.
+pub const MAX_URLS: usize = 5;
+/// Characters of one page returned when no `char_limit` is given.
+pub const DEFAULT_CHAR_LIMIT: usize = 15_000;
+const MIN_CHAR_LIMIT: usize = 2_000;
+const MAX_CHAR_LIMIT: usize = 500_000;
+/// Bytes of one page read at most.
+pub const MAX_PAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// Time one page may take, redirects included.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
+const MAX_REDIRECTS: u32 = 5;
+/// The secret web_search needs.
+pub const SEARCH_KEY_SETTING: &str = "WEB_SEARCH_API_KEY";
+/// The setting naming the search endpoint.
+pub const SEARCH_ENDPOINT_SETTING: &str = "WEB_SEARCH_ENDPOINT";
+/// Where web_search goes without a `WEB_SEARCH_ENDPOINT` (Brave Search's
+/// web API; any endpoint answering the same request shape works).
+pub const DEFAULT_SEARCH_ENDPOINT: &str = "https://api.search.brave.com/res/v1/web/search";
+const SEARCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// Query parameters that carry credentials: URLs holding them are refused.
+const SENSITIVE_QUERY_NAMES: &[&str] = &[
+    "access_token",
+    "api_key",
+    "apikey",
+    "auth_token",
+    "authorization",
+    "client_secret",
+    "credential",
+    "credentials",
+    "jwt",
+    "password",
+    "passwd",
+    "secret",
+    "session_id",
+    "signature",
+    "token",
+    "x-amz-security-token",
+    "x-amz-signature",
+];
+
+/// One page's answer.
+#[derive(Debug, Serialize)]
+pub struct PageResult {
+    pub url: String,
+    pub title: String,
+    pub content: String,
+    pub error: Option<String>,
+}
+
+/// Fetch web pages and return their content as readable text (markdown for
+/// HTML; text, JSON and XML as they are).
+///
+/// Up to 5 URLs per call. A page within `char_limit` characters (default
+/// 15000) comes back whole; a longer one comes back as its beginning and end
+/// with the cut marked, and the full text is saved to a file whose path is
+/// given. Pages larger than 5 MB are cut; each page has 20 seconds.
+/// Addresses in private, loopback and link-local networks are refused unless
+/// the profile allows them.
+#[hermes_tool(toolset = "web", emoji = "📄", max_result_chars = 100000)]
+pub fn web_extract(
+    ctx: &ToolContext,
+    /// The http(s) URLs to read, at most 5.
+    urls: Vec<String>,
+    /// Characters returned per page at most (default 15000, at least 2000).
+    char_limit: Option<u64>,
+) -> Result<Value, String> {
+    let urls: Vec<String> = urls
+        .into_iter()
+        .map(|u| u.trim().to_string())
+        .filter(|u| !u.is_empty())
+        .take(MAX_URLS)
+        .collect();
+    if urls.is_empty() {
+        return Err("urls is empty: give at least one http(s) URL".into());
+    }
+    let limit = char_limit
+        .map_or(DEFAULT_CHAR_LIMIT, |l| {
+            usize::try_from(l).unwrap_or(MAX_CHAR_LIMIT)
+        })
+        .clamp(MIN_CHAR_LIMIT, MAX_CHAR_LIMIT);
+    let allow_private = policy::allows_private(ctx.profile());
+    let profile = ctx.profile();
+    let results: Vec<PageResult> = std::thread::scope(|s| {
+        let handles: Vec<_> = urls
+            .iter()
+            .map(|url| s.spawn(move || extract_one(profile, url, allow_private, limit)))
+            .collect();
+        handles
+            .into_iter()
+            .zip(&urls)
+            .map(|(h, url)| {
+                h.join().unwrap_or_else(|_| PageResult {
+                    url: url.clone(),
+                    title: String::new(),
+                    content: String::new(),
+                    error: Some("extraction failed unexpectedly".into()),
+                })
+            })
+            .collect()
+    });
+    Ok(json!({ "results": results }))
+}
+
+fn extract_one(profile: &Profile, url: &str, allow_private: bool, limit: usize) -> PageResult {
+    let failed = |e: String| PageResult {
+        url: url.to_string(),
+        title: String::new(),
+        content: String::new(),
+        error: Some(e),
+    };
+    if let Some(name) = sensitive_query(url) {
+        return failed(format!(
+            "Blocked: the URL carries a credential-like query parameter ({name}); remove it"
+        ));
+    }
+    let limits = fetch::Limits {
+        timeout: FETCH_TIMEOUT,
+        max_bytes: MAX_PAGE_BYTES,
+        max_redirects: MAX_REDIRECTS,
+    };
+    let page = match fetch::get_page(url, allow_private, limits) {
+        Ok(page) => page,
+        Err(e) => return failed(e),
+    };
+    let (title, text) = match readable(&page) {
+        Ok(found) => found,
+        Err(e) => return failed(e),
+    };
+    let mut content = text;
+    if page.cut {
+        content.push_str(&format!(
+            "\n\n[The page is larger than {} MB; only its beginning was read.]",
+            MAX_PAGE_BYTES / (1024 * 1024)
+        ));
+    }
+    PageResult {
+        url: page.final_url.clone(),
+        title,
+        content: fit(profile, &page.final_url, content, limit),
+        error: None,
+    }
+}
+
+/// The page's title and text, by content type.
+fn readable(page: &fetch::Page) -> Result<(String, String), String> {
+    let mime = page.content_type.split(';').next().unwrap_or("").trim();
+    let text = decode(&page.body, &page.content_type);
+    let looks_html = || {
+        let head: String = text
+            .chars()
+            .take(1024)
+            .collect::<String>()
+            .to_ascii_lowercase();
+        head.contains("<html") || head.contains("<!doctype html")
+    };
+    let is_html =
+        matches!(mime, "text/html" | "application/xhtml+xml") || (mime.is_empty() && looks_html());
+    if is_html {
+        return Ok(html::to_markdown(&text, &page.final_url));
+    }
+    let textual = mime.is_empty()
+        || mime.starts_with("text/")
+        || mime.ends_with("+json")
+        || mime.ends_with("+xml")
+        || matches!(
+            mime,
+            "application/json" | "application/xml" | "application/javascript"
+        );
+    if textual && !page.body.contains(&0) {
+        return Ok((String::new(), text.trim().to_string()));
+    }
+    Err(format!(
+        "Unsupported content type '{mime}': only HTML and text pages are read"
+    ))
+}
+
+/// The body as text: Latin-1 when the page says so, else UTF-8 (invalid
+/// bytes replaced).
+fn decode(body: &[u8], content_type: &str) -> String {
+    let latin1 = ["iso-8859-1", "latin1", "windows-1252", "us-ascii"]
+        .iter()
+        .any(|c| content_type.contains(&format!("charset={c}")));
+    if latin1 {
+        body.iter().map(|&b| char::from(b)).collect()
+    } else {
+        String::from_utf8_lossy(body).into_owned()
+    }
+}
+
+/// The text within `limit` characters: whole, or about 3/4 head and 1/4
+/// tail cut at line ends, with a note saying what was left out and where the
+/// full text was saved (under the profile's home).
+fn fit(profile: &Profile, url: &str, text: String, limit: usize) -> String {
+    let total = text.chars().count();
+    if total <= limit {
+        return text;
+    }
+    let head_budget = limit * 3 / 4;
+    let tail_budget = limit - head_budget;
+    let mut head: String = text.chars().take(head_budget).collect();
+    if let Some(nl) = head.rfind('\n').filter(|&nl| nl > head.len() / 2) {
+        head.truncate(nl);
+    }
+    let mut tail: String = text.chars().skip(total - tail_budget).collect();
+    if let Some(nl) = tail.find('\n').filter(|&nl| nl < tail.len() / 2) {
+        tail = tail[nl + 1..].to_string();
+    }
+    let saved = save_full_text(profile, url, &text);
+    let mut note = format!(
+        "\n\n[... middle omitted: showing {} characters from the start and {} from the end of {total} ...]",
+        head.chars().count(),
+        tail.chars().count()
+    );
+    if let Some(path) = saved {
+        note.push_str(&format!(
+            "\n[Full text saved to {path}; the omitted part starts at line {}.]",
+            head.lines().count() + 1
+        ));
+    }
+    format!("{head}{note}\n\n{tail}")
+}
+
+/// Saves the full text under `cache/web/` in the profile's home; its path.
+fn save_full_text(profile: &Profile, url: &str, text: &str) -> Option<String> {
+    let dir = profile.home().join("cache").join("web");
+    std::fs::create_dir_all(&dir).ok()?;
+    // FNV-1a: a stable file name per URL.
+    let hash = url.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let path = dir.join(format!("{hash:016x}.md"));
+    std::fs::write(&path, text).ok()?;
+    Some(path.to_string_lossy().into_owned())
+}
+
+/// The first query parameter of `url` named like a credential.
+fn sensitive_query(url: &str) -> Option<String> {
+    let query = url.split_once('?')?.1.split('#').next().unwrap_or("");
+    query
+        .split('&')
+        .filter_map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            (!value.is_empty()).then_some(name)
+        })
+        .find(|name| {
+            let lower = name.to_ascii_lowercase().replace("%5f", "_");
+            SENSITIVE_QUERY_NAMES.contains(&lower.as_str())
+        })
+        .map(str::to_string)
+}
+
+/// The availability check of `web_search`: the profile has a search key.
+pub fn has_search_key(profile: &Profile) -> bool {
+    profile.secret(SEARCH_KEY_SETTING).is_some()
+}
+
+/// Search the web: titles, URLs and descriptions of the best results (5 by
+/// default).
+///
+/// The query goes to the profile's search service as written, so operators
+/// it supports (site:example.com, "exact phrase", -term) may be used.
+#[hermes_tool(
+    toolset = "web",
+    emoji = "🔍",
+    check = has_search_key,
+    requires_env = ["WEB_SEARCH_API_KEY"],
+    max_result_chars = 100000
+)]
+pub fn web_search(
+    ctx: &ToolContext,
+    /// What to search for.
+    query: String,
+    /// How many results to return (default 5, at most 20).
+    limit: Option<u64>,
+) -> Result<Value, String> {
+    let query = query.trim();
+    if query.is_empty() {
+        return Err("query is empty: say what to search for".into());
+    }
+    let Some(key) = ctx.profile().secret(SEARCH_KEY_SETTING) else {
+        return Err(format!(
+            "web search is not configured: the profile has no {SEARCH_KEY_SETTING}"
+        ));
+    };
+    let endpoint = ctx
+        .profile()
+        .secret(SEARCH_ENDPOINT_SETTING)
+        .unwrap_or_else(|| DEFAULT_SEARCH_ENDPOINT.to_string());
+    let limit = limit.unwrap_or(5).clamp(1, 20);
+    let answer = fetch::search(&endpoint, &key, query, limit, SEARCH_TIMEOUT)?;
+    let web: Vec<Value> = results(&answer)
+        .iter()
+        .take(usize::try_from(limit).unwrap_or(20))
+        .enumerate()
+        .map(|(i, r)| {
+            let field = |names: &[&str]| {
+                names
+                    .iter()
+                    .find_map(|n| r.get(*n).and_then(Value::as_str))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            json!({
+                "title": field(&["title", "name"]),
+                "url": field(&["url", "link", "href"]),
+                "description": html::decode_entities(&strip_tags(&field(&["description", "snippet", "content", "body"]))),
+                "position": i + 1,
+            })
+        })
+        .collect();
+    Ok(json!({"success": true, "data": {"web": web}}))
+}
+
+/// The result list of the common answer shapes: `web.results` (Brave),
+/// `results` (SearXNG, Tavily, …), `data.web` (this tool's own shape) or
+/// `organic_results`.
+fn results(answer: &Value) -> Vec<Value> {
+    [
+        answer.pointer("/web/results"),
+        answer.get("results"),
+        answer.pointer("/data/web"),
+        answer.get("organic_results"),
+    ]
+    .into_iter()
+    .flatten()
+    .find_map(Value::as_array)
+    .cloned()
+    .unwrap_or_default()
+}
+
+/// Search snippets often carry `<strong>` highlights: drop the tags.
+fn strip_tags(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_tag = false;
+    for c in s.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            c if !in_tag => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
