@@ -760,9 +760,13 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
 /// The toolset names of toolsets.toml (declared toolsets, platform bundles,
 /// aliases) as constants: a typo in code that enables a toolset does not compile.
 pub mod toolset {
-    /// Coding posture: read, write, patch and search files
+    /// Browser automation; of its tools only web search exists here
+    pub const BROWSER: &str = "browser";
+    /// Ask the user a clarifying question (multiple choice or open-ended)
+    pub const CLARIFY: &str = "clarify";
+    /// Coding posture: files, commands, web research, skills, planning
     pub const CODING: &str = "coding";
-    /// Troubleshooting: inspect and fix files
+    /// Troubleshooting: run commands, research, inspect and fix files
     pub const DEBUGGING: &str = "debugging";
     /// Read, write, patch and search files
     pub const FILE: &str = "file";
@@ -814,10 +818,26 @@ pub mod toolset {
     pub const HERMES_WHATSAPP: &str = "hermes-whatsapp";
     /// Yuanbao bot: core tools
     pub const HERMES_YUANBAO: &str = "hermes-yuanbao";
+    /// Durable notes across sessions: the agent's own and the user's profile
+    pub const MEMORY: &str = "memory";
+    /// Tools without side effects on the machine: web research
+    pub const SAFE: &str = "safe";
+    /// Web search only (no page reading)
+    pub const SEARCH: &str = "search";
+    /// Read skill documents: instructions for specific tasks and workflows
+    pub const SKILLS: &str = "skills";
+    /// Run shell commands and manage background processes
+    pub const TERMINAL: &str = "terminal";
+    /// Plan and track multi-step work in a session task list
+    pub const TODO: &str = "todo";
+    /// Web research: search the web and read pages
+    pub const WEB: &str = "web";
 }
 
 /// Every name of [`toolset`], sorted.
 pub const TOOLSET_NAMES: &[&str] = &[
+    "browser",
+    "clarify",
     "coding",
     "debugging",
     "file",
@@ -845,4 +865,11 @@ pub const TOOLSET_NAMES: &[&str] = &[
     "hermes-weixin",
     "hermes-whatsapp",
     "hermes-yuanbao",
+    "memory",
+    "safe",
+    "search",
+    "skills",
+    "terminal",
+    "todo",
+    "web",
 ];
