@@ -62,9 +62,10 @@ enum Command {
         /// 127.0.0.1) or HOST:PORT; the endpoint is /mcp.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
-        /// Bearer token HTTP requests must carry; required off loopback.
-        /// Prefer the environment variable: arguments are visible to other users.
-        #[arg(long, env = mcp::TOKEN_ENV, hide_env_values = true, requires = "http")]
+        /// With --http: the bearer token every request must carry; required
+        /// off loopback. Prefer the environment variable: arguments are
+        /// visible to other users.
+        #[arg(long, env = mcp::TOKEN_ENV, hide_env_values = true)]
         token: Option<String>,
     },
 }

@@ -63,7 +63,6 @@ pub fn run(registry: &'static Registry, options: ServeOptions) -> Result<(), Str
         None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;

@@ -140,6 +140,8 @@ async fn stdio_server_lists_and_calls_tools() {
         command
             .args(["serve", "--mcp", "--profile"])
             .arg(profile.path())
+            // A token in the environment is for --http; stdio ignores it.
+            .env("HERMES_MCP_TOKEN", TOKEN)
             .current_dir(dir.path());
         let transport = TokioChildProcess::new(command).unwrap();
         let client = ().serve(transport).await.unwrap();
