@@ -254,7 +254,11 @@ impl Registry {
         (result, duration_ms)
     }
 
-    fn unknown_tool(&self, name: &str, ctx: &ToolContext) -> String {
+    /// The answer to a call of a tool that is not there:
+    /// `{"error": "Unknown tool: NAME"}`, with "did you mean" suggestions
+    /// drawn from `ctx.enabled_tools()` (else every tool). For front ends
+    /// that expose a subset of the registry (the MCP server).
+    pub fn unknown_tool(&self, name: &str, ctx: &ToolContext) -> String {
         let scope: Vec<String> = match ctx.enabled_tools() {
             Some(tools) => tools.to_vec(),
             None => self.tool_names(),

@@ -1,5 +1,9 @@
-//! `hermes-tools`: list, describe and call the built-in tools.
+//! `hermes-tools`: list, describe and call the built-in tools, or serve them
+//! over MCP.
 
+mod mcp;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -9,6 +13,9 @@ use hermes_runtime::{Profile, Registry, ToolContext};
 #[derive(Parser)]
 #[command(name = "hermes-tools", version, about = "The hermes built-in tools")]
 struct Cli {
+    /// The profile directory (home and secrets); default: $HERMES_HOME, else ~/.hermes.
+    #[arg(long, global = true, value_name = "DIR")]
+    profile: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -39,12 +46,34 @@ enum Command {
         #[arg(default_value = "{}")]
         args: String,
     },
+    /// Serve the tools to other agents: a Model Context Protocol server on
+    /// stdio, or on streamable HTTP with --http.
+    Serve {
+        /// Speak the Model Context Protocol (the only protocol so far).
+        #[arg(long, required = true)]
+        mcp: bool,
+        /// Toolsets (or legacy names) to expose, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "core")]
+        toolsets: Vec<String>,
+        /// Toolsets to withhold, comma-separated (subtracted last).
+        #[arg(long, value_delimiter = ',')]
+        disable: Vec<String>,
+        /// Serve streamable HTTP on ADDR instead of stdio: PORT (on
+        /// 127.0.0.1) or HOST:PORT; the endpoint is /mcp.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// With --http: the bearer token every request must carry; required
+        /// off loopback. Prefer the environment variable: arguments are
+        /// visible to other users.
+        #[arg(long, env = mcp::TOKEN_ENV, hide_env_values = true)]
+        token: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let registry = hermes_tools::registry();
-    let profile = Profile::default_home();
+    let profile = cli.profile.map_or_else(Profile::default_home, Profile::new);
     match cli.command {
         Command::List => {
             let entries = registry.entries();
@@ -98,11 +127,38 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let ctx = ToolContext::current_dir();
+            let ctx = ToolContext::new(profile, current_dir());
             let result = runtime.block_on(registry.dispatch_json(&name, &args, &ctx));
             emit(&format!("{result}\n"))
         }
+        Command::Serve {
+            mcp: _,
+            toolsets,
+            disable,
+            http,
+            token,
+        } => {
+            let options = mcp::ServeOptions {
+                toolsets,
+                disable,
+                profile,
+                cwd: current_dir(),
+                http,
+                token,
+            };
+            match mcp::run(registry, options) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
     }
+}
+
+fn current_dir() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
 }
 
 fn schema(
