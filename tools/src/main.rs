@@ -73,6 +73,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let registry = hermes_tools::registry();
+    // Working `todo` and `memory` for `call` and `serve`, as an agent would wire them.
+    hermes_tools::install_agent_loop_executors(registry);
     let profile = cli.profile.map_or_else(Profile::default_home, Profile::new);
     match cli.command {
         Command::List => {
@@ -129,6 +131,8 @@ fn main() -> ExitCode {
             };
             let ctx = ToolContext::new(profile, current_dir());
             let result = runtime.block_on(registry.dispatch_json(&name, &args, &ctx));
+            // A background command started by this call does not outlive it.
+            hermes_tools::shutdown_background_processes(std::time::Duration::from_secs(2));
             emit(&format!("{result}\n"))
         }
         Command::Serve {

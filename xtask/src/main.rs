@@ -63,6 +63,12 @@ fn workspace_root() -> PathBuf {
 /// runs to compile the static coercion plans.
 const TOOLS_CRATES: &[(&str, &str)] = &[("tools", "hermes-tools"), ("tests", "hermes-tests")];
 
+/// The example target that dumps a package's parameters. Example names
+/// must differ between packages (they share `target/*/examples/`).
+fn dump_example(package: &str) -> String {
+    format!("dump_{}", package.replace('-', "_"))
+}
+
 fn gen(args: &[String]) -> ExitCode {
     let mut check = false;
     let mut crates: Vec<(PathBuf, Option<&str>)> = TOOLS_CRATES
@@ -138,7 +144,7 @@ fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>,
             "--package",
             package,
             "--example",
-            "dump_parameters",
+            &dump_example(package),
         ])
         .current_dir(workspace_root())
         .output();
@@ -146,7 +152,8 @@ fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>,
         Ok(o) if o.status.success() => o,
         Ok(o) => {
             return Err(format!(
-                "`cargo run -p {package} --example dump_parameters` failed:\n{}",
+                "`cargo run -p {package} --example {}` failed:\n{}",
+                dump_example(package),
                 String::from_utf8_lossy(&o.stderr)
             ))
         }
