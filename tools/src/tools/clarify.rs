@@ -41,7 +41,9 @@ fn current() -> Option<ClarifyCallback> {
 
 fn store(callback: Option<ClarifyCallback>, registry: &Registry) {
     *CALLBACK.write().unwrap_or_else(|e| e.into_inner()) = callback;
-    // Availability answers are cached: make the change visible at once.
+    // Availability answers and definitions are cached: make the change
+    // visible at once.
+    registry.availability().invalidate();
     registry.invalidate_definitions();
 }
 
