@@ -17,7 +17,9 @@
 //! 7. results are memoised: at most 8 entries keyed by the inputs, the
 //!    profile and the registry generation, oldest evicted, each reused for
 //!    at most the availability TTL. Callers get an `Arc` they cannot mutate
-//!    in place; `Arc::unwrap_or_clone` gives them their own copy.
+//!    in place; `Definitions::to_vec` gives them their own copy. Each tool's
+//!    ready definition is built once and shared (an `Arc`), so an uncached
+//!    pass copies no schema unless an override or cross-reference applies.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::PathBuf;
@@ -42,8 +44,9 @@ pub type SchemaOverride = Arc<dyn Fn(&Profile) -> Option<Map<String, Value>> + S
 /// The result of [`Registry::get_tool_definitions`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Definitions {
-    /// `[{"type": "function", "function": {name, description, parameters}}]`, sorted.
-    pub tools: Arc<Vec<Value>>,
+    /// `[{"type": "function", "function": {name, description, parameters}}]`,
+    /// sorted. Shared, not copied: [`Definitions::to_vec`] gives a copy to change.
+    pub tools: Arc<Vec<Arc<Value>>>,
     /// Names in `enabled` that are neither toolsets nor legacy names.
     pub unknown: Vec<String>,
     /// Tools replaced by the bridge tools (progressive disclosure), sorted.
@@ -51,6 +54,11 @@ pub struct Definitions {
 }
 
 impl Definitions {
+    /// A copy of the definitions the caller may change freely.
+    pub fn to_vec(&self) -> Vec<Value> {
+        self.tools.iter().map(|t| Value::clone(t)).collect()
+    }
+
     /// The tool names, in order.
     pub fn names(&self) -> Vec<&str> {
         self.tools
@@ -105,6 +113,11 @@ impl std::fmt::Debug for DefinitionsState {
             .field("cached", &self.cache.len())
             .finish()
     }
+}
+
+/// `{"type": "function", "function": schema}`.
+pub(crate) fn wrap(schema: &Value) -> Value {
+    serde_json::json!({ "type": "function", "function": schema })
 }
 
 /// `schema` with its `parameters` sanitized for strict backends.
@@ -259,41 +272,55 @@ impl Registry {
                 state.disclosure,
             )
         };
-        let tools: Vec<Value> = survivors
+        let tools: Vec<Arc<Value>> = survivors
             .iter()
             .map(|entry| {
-                let mut schema = match entry.schema() {
+                let refs: Vec<&str> = cross_refs
+                    .get(entry.name())
+                    .map(|refs| {
+                        refs.iter()
+                            .filter(|(other, _)| names.contains(other.as_str()))
+                            .map(|(_, sentence)| sentence.as_str())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let f = overrides.get(entry.name());
+                if f.is_none() && refs.is_empty() {
+                    // Nothing session-specific: the shared, ready definition.
+                    return entry.definition();
+                }
+                let mut schema = match entry.sanitized_schema() {
                     Value::Object(map) => map.clone(),
                     _ => Map::new(),
                 };
-                if let Some(f) = overrides.get(entry.name()) {
+                if let Some(f) = f {
                     let fields =
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(profile)));
                     if let Ok(Some(fields)) = fields {
+                        let new_parameters = fields.contains_key("parameters");
                         schema.extend(fields);
+                        if new_parameters {
+                            if let Some(params) = schema.get("parameters") {
+                                let clean = sanitize_for_strict_backends(params);
+                                schema.insert("parameters".into(), clean);
+                            }
+                        }
                     }
                 }
-                if let Some(refs) = cross_refs.get(entry.name()) {
-                    let extra: Vec<&str> = refs
-                        .iter()
-                        .filter(|(other, _)| names.contains(other.as_str()))
-                        .map(|(_, sentence)| sentence.as_str())
-                        .collect();
-                    if !extra.is_empty() {
-                        let base = schema
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .trim_end()
-                            .to_string();
-                        schema.insert(
-                            "description".into(),
-                            Value::String(format!("{base} {}", extra.join(" "))),
-                        );
-                    }
+                if !refs.is_empty() {
+                    let base = schema
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .trim_end()
+                        .to_string();
+                    schema.insert(
+                        "description".into(),
+                        Value::String(format!("{base} {}", refs.join(" "))),
+                    );
                 }
                 schema.insert("name".into(), Value::String(entry.name().to_string()));
-                serde_json::json!({ "type": "function", "function": schema })
+                Arc::new(serde_json::json!({ "type": "function", "function": schema }))
             })
             .collect();
         let (tools, deferred) = match disclosure {
@@ -309,12 +336,16 @@ impl Registry {
 
     /// Step 6: replaces deferrable (non-core) definitions by the bridge
     /// tools when they exceed the configured share of the context window.
-    fn defer(&self, tools: Vec<Value>, config: DisclosureConfig) -> (Vec<Value>, Vec<String>) {
-        let name_of = |t: &Value| t["function"]["name"].as_str().unwrap_or("").to_string();
-        let (deferrable, core): (Vec<Value>, Vec<Value>) = tools
+    fn defer(
+        &self,
+        tools: Vec<Arc<Value>>,
+        config: DisclosureConfig,
+    ) -> (Vec<Arc<Value>>, Vec<String>) {
+        let name_of = |t: &Arc<Value>| t["function"]["name"].as_str().unwrap_or("").to_string();
+        let (deferrable, core): (Vec<Arc<Value>>, Vec<Arc<Value>>) = tools
             .into_iter()
             .partition(|t| !self.toolsets().is_core(&name_of(t)));
-        let tokens: usize = deferrable.iter().map(estimate_tokens).sum();
+        let tokens: usize = deferrable.iter().map(|t| estimate_tokens(t)).sum();
         let budget = (config.context_window_tokens as f64 * config.max_share) as usize;
         if deferrable.is_empty() || tokens <= budget {
             let mut all = core;
@@ -324,7 +355,7 @@ impl Registry {
         }
         let deferred: Vec<String> = deferrable.iter().map(name_of).collect();
         let mut all = core;
-        all.extend(bridge_definitions());
+        all.extend(bridge_definitions().into_iter().map(Arc::new));
         all.sort_by_key(name_of);
         (all, deferred)
     }

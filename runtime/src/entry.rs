@@ -73,6 +73,7 @@ pub struct ToolEntry {
 pub struct EntryCache {
     schema: OnceLock<Value>,
     sanitized: OnceLock<Value>,
+    definition: OnceLock<std::sync::Arc<Value>>,
     plan: OnceLock<PlanSlot>,
 }
 
@@ -90,6 +91,7 @@ impl EntryCache {
         EntryCache {
             schema: OnceLock::new(),
             sanitized: OnceLock::new(),
+            definition: OnceLock::new(),
             plan: OnceLock::new(),
         }
     }
@@ -125,6 +127,14 @@ impl ToolEntry {
         self.cache
             .sanitized
             .get_or_init(|| crate::definitions::sanitized(self.schema()))
+    }
+
+    /// `{"type": "function", "function": sanitized schema}`, built once and
+    /// shared by every definitions pass that needs no per-session change.
+    pub fn definition(&self) -> &std::sync::Arc<Value> {
+        self.cache
+            .definition
+            .get_or_init(|| std::sync::Arc::new(crate::definitions::wrap(self.sanitized_schema())))
     }
 
     /// `{name, description, parameters}`, as the model is sent it.

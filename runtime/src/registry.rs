@@ -200,6 +200,7 @@ impl Registry {
         });
         let plan = CoercionPlan::compile(&spec.parameters);
         let sanitized = crate::definitions::sanitized(&schema);
+        let definition = Arc::new(crate::definitions::wrap(&sanitized));
         let name = spec.name.clone();
         let toolset = spec.toolset.clone();
         map.insert(
@@ -209,6 +210,7 @@ impl Registry {
                 schema,
                 plan,
                 sanitized,
+                definition,
             }),
         );
         Ok((name, toolset, replaced))

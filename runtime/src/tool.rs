@@ -90,6 +90,8 @@ pub struct RuntimeTool {
     pub plan: CoercionPlan,
     /// `schema` with `parameters` sanitized for strict backends.
     pub sanitized: Value,
+    /// `{"type": "function", "function": sanitized}`, shared by definitions.
+    pub definition: Arc<Value>,
 }
 
 impl fmt::Debug for RuntimeTool {
@@ -196,6 +198,14 @@ impl ToolRef {
 
     pub fn parameters(&self) -> &Value {
         self.schema().get("parameters").unwrap_or(&Value::Null)
+    }
+
+    /// The ready definition, `{"type": "function", "function": …}`.
+    pub fn definition(&self) -> Arc<Value> {
+        match self {
+            ToolRef::Static(e) => e.definition().clone(),
+            ToolRef::Runtime(t) => t.definition.clone(),
+        }
     }
 
     /// The schema with `parameters` sanitized for strict backends.

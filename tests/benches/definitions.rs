@@ -74,3 +74,11 @@ fn definitions_uncached(b: Bencher) {
         registry.get_tool_definitions(black_box(None), &[], &profile)
     });
 }
+
+/// Steps 1–2 alone (toolset resolution), the part of an uncached build that
+/// does not depend on the number of schemas.
+#[divan::bench]
+fn selection_only(b: Bencher) {
+    let registry = registry_with_60_tools();
+    b.bench(|| registry.selected_tools(black_box(None), &[]));
+}

@@ -168,7 +168,7 @@ fn memoised_bounded_and_not_poisoned_by_callers() {
     );
 
     // A caller's own copy can be changed freely.
-    let mut mine = Arc::unwrap_or_clone(b.tools);
+    let mut mine = b.to_vec();
     mine[0]["function"]["description"] = Value::String("poisoned".into());
     let c = reg.get_tool_definitions(Some(&["notes"]), &[], &p.without_key);
     assert_eq!(c.tools[0]["function"]["description"], "Reads the notes.");
