@@ -84,14 +84,22 @@ pub fn load_toolsets(
     crate_root: &Path,
     discovery: Option<&Discovery>,
 ) -> Result<toolsets::Table, Vec<Diagnostic>> {
-    let (table, text) = read_toolsets(crate_root)?;
+    let (mut table, text) = read_toolsets(crate_root)?;
     if let Some(discovery) = discovery {
+        table.add_declared_members(declared_members(discovery));
         let errors = validate_toolsets(&table, &text, discovery);
         if !errors.is_empty() {
             return Err(errors);
         }
     }
     Ok(table)
+}
+
+/// (tool, the toolset its attribute names) for every discovered tool.
+pub fn declared_members(discovery: &Discovery) -> impl Iterator<Item = (&str, &str)> {
+    discovery
+        .tools()
+        .map(|(_, t)| (t.tool.name.as_str(), t.tool.attr.toolset()))
 }
 
 /// Reads and parses `toolsets.toml`; returns the table and its text.

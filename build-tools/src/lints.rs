@@ -91,7 +91,7 @@ fn run(crate_root: &Path, schema_pass: Option<SchemaPass<'_>>) -> Checked {
     let discovered = crate::discover(crate_root);
     let table = crate::read_toolsets(crate_root);
     let mut checked = Checked::default();
-    let (discovery, (table, text)) = match (discovered, table) {
+    let (discovery, (mut table, text)) = match (discovered, table) {
         (Ok(d), Ok(t)) => (d, t),
         (discovered, table) => {
             if let Ok(d) = &discovered {
@@ -104,6 +104,7 @@ fn run(crate_root: &Path, schema_pass: Option<SchemaPass<'_>>) -> Checked {
             return checked;
         }
     };
+    table.add_declared_members(crate::declared_members(&discovery));
     let c = Crate {
         discovery: &discovery,
         table: &table,

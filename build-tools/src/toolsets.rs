@@ -180,6 +180,28 @@ pub struct Table {
 }
 
 impl Table {
+    /// Adds each tool to the declared toolset its `#[hermes_tool(toolset =
+    /// …)]` names, when the table does not list it there already: a new tool
+    /// of an existing toolset needs no edit of `toolsets.toml`. (A tool whose
+    /// toolset is not declared is still exposed by nothing, and the
+    /// `tool-not-in-toolset` lint says so.) `members` is (tool, toolset).
+    pub fn add_declared_members<'a>(
+        &mut self,
+        members: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) {
+        for (tool, toolset) in members {
+            if let Some(def) = self.toolsets.iter_mut().find(|t| t.name.name == toolset) {
+                if !def.tools.iter().any(|e| e.name == tool) {
+                    let pos = def.name.pos;
+                    def.tools.push(Entry {
+                        name: tool.to_string(),
+                        pos,
+                    });
+                }
+            }
+        }
+    }
+
     /// The toolset generated for one platform bundle: base list + extras.
     pub fn bundle_toolset(&self, platform: &PlatformDef) -> ToolsetDef {
         let base = match platform.base {
