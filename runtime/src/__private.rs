@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use crate::entry::{EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry};
-pub use crate::schema::{struct_parameters, ParametersBuilder};
+pub use crate::schema::ParametersBuilder;
 pub use crate::{Profile, ToolContext};
 pub use phf;
 pub use serde_json;

@@ -114,7 +114,7 @@ impl Registry {
             let result = match executor {
                 Some(exec) => {
                     match guarded("agent-loop executor", name, || exec(ctx.clone(), args)) {
-                        Some(fut) => finish(CatchUnwind::new(fut).await, name),
+                        Some(fut) => finish(CatchUnwind::new(fut).await),
                         None => error_json(format!("{name} failed in the agent loop's executor")),
                     }
                 }
@@ -209,12 +209,7 @@ impl Registry {
                 let (tool, ctx) = (tool.clone(), ctx.clone());
                 Arc::new(move || {
                     let fut = run_handler(tool.clone(), ctx.clone(), args.clone());
-                    Box::pin(async move {
-                        match fut.await {
-                            Ok(result) => result,
-                            Err(panic) => panic_error(&panic),
-                        }
-                    }) as HandlerFuture
+                    Box::pin(async move { finish(fut.await) }) as HandlerFuture
                 })
             };
             let mut chain = next.clone();
@@ -333,7 +328,8 @@ fn panic_error(panic: &str) -> String {
     )))
 }
 
-fn finish(outcome: Result<String, String>, _name: &str) -> String {
+/// A contained panic becomes the sanitized error result.
+fn finish(outcome: Result<String, String>) -> String {
     match outcome {
         Ok(result) => result,
         Err(panic) => panic_error(&panic),
