@@ -64,12 +64,18 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
     let mut call_args = Vec::new();
     let mut whole_struct = None;
     let mut assertions = Vec::new();
+    // The direct entry (async tools): one slot per property, in order.
+    let mut slot_names = Vec::new();
+    let mut slot_exprs = Vec::new();
+    let mut slot_vars = Vec::new();
+    let mut uses_ctx = false;
 
     for (i, param) in tool.params.iter().enumerate() {
         let var = format_ident!("__p{}", i);
         let ty = &param.ty;
         match &param.kind {
             ParamKind::Context => {
+                uses_ctx = true;
                 let arg = if matches!(ty, syn::Type::Reference(_)) {
                     quote!(&__ctx)
                 } else {
@@ -106,10 +112,18 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                         ::core::result::Result::Err(e) => return e,
                     };
                 });
+                slot_names.push(name.clone());
+                slot_exprs.push(if *optional {
+                    quote!((&#rt::Probe::<#inner>::NEW).optional_slot())
+                } else {
+                    quote!((&#rt::Probe::<#inner>::NEW).required_slot())
+                });
+                slot_vars.push(var.clone());
                 call_args.push(quote!(#var));
             }
             ParamKind::ArgsStruct => {
                 whole_struct = Some(ty.clone());
+                slot_vars.push(var.clone());
                 assertions.push(quote_spanned! {ty.span()=>
                     const _: () = #rt::assert_param::<#ty>();
                 });
@@ -164,6 +178,19 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
         let __out = #call;
         #output
     };
+    let direct = direct_entry(
+        tool,
+        &DirectParts {
+            rt: &rt,
+            whole_struct: whole_struct.as_ref(),
+            slot_names: &slot_names,
+            slot_exprs: &slot_exprs,
+            slot_vars: &slot_vars,
+            uses_ctx,
+            call: &call,
+            output: &output,
+        },
+    );
     let handler = if tool.is_async {
         quote! {
             fn __handler(__ctx: #rt::ToolContext, __raw: #rt::serde_json::Value) -> #rt::HandlerFuture {
@@ -203,9 +230,61 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 source_file: ::core::file!(),
                 source_line: #line,
                 handler: { #handler },
+                direct: { #direct },
                 parameters: __parameters,
                 cache: #rt::EntryCache::new(),
             }
         };
+    }
+}
+
+/// What the direct entry is built from.
+struct DirectParts<'a> {
+    rt: &'a TokenStream,
+    whole_struct: Option<&'a syn::Type>,
+    slot_names: &'a [String],
+    slot_exprs: &'a [TokenStream],
+    slot_vars: &'a [syn::Ident],
+    uses_ctx: bool,
+    call: &'a TokenStream,
+    output: &'a TokenStream,
+}
+
+/// `Some(__direct)` for an `async fn` tool of at most `MAX_DIRECT_PARAMS`
+/// properties: the raw arguments decoded straight into the parameter types,
+/// the call boxed only when they decode (see the runtime's `direct.rs`).
+fn direct_entry(tool: &ToolFn, p: &DirectParts<'_>) -> TokenStream {
+    const MAX_DIRECT_PARAMS: usize = 12;
+    let rt = p.rt;
+    if !tool.is_async || p.slot_names.len() > MAX_DIRECT_PARAMS {
+        return quote!(::core::option::Option::None);
+    }
+    let decode = match (p.whole_struct, p.slot_vars.first()) {
+        (Some(ty), Some(var)) => quote! {
+            let #var: #ty = (&#rt::Probe::<#ty>::NEW).whole_direct(__raw)?;
+        },
+        _ => {
+            let (names, exprs, vars) = (p.slot_names, p.slot_exprs, p.slot_vars);
+            quote! {
+                let (#(#vars,)*) = #rt::decode_direct(__raw, &[#(#names),*], (#(#exprs,)*))?;
+            }
+        }
+    };
+    let ctx = if p.uses_ctx {
+        quote!(let __ctx = ::core::clone::Clone::clone(__ctx);)
+    } else {
+        quote!(let _ = __ctx;)
+    };
+    let (call, output) = (p.call, p.output);
+    quote! {
+        fn __direct(__ctx: &#rt::ToolContext, __raw: &str) -> ::core::option::Option<#rt::HandlerFuture> {
+            #decode
+            #ctx
+            ::core::option::Option::Some(::std::boxed::Box::pin(async move {
+                let __out = #call;
+                #output
+            }))
+        }
+        ::core::option::Option::Some(__direct as #rt::DirectHandler)
     }
 }

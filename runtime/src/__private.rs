@@ -8,7 +8,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::entry::{EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry};
+pub use crate::direct::{decode_direct, Optional, Required, Unsupported};
+pub use crate::entry::{DirectHandler, EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use crate::schema::ParametersBuilder;
 pub use crate::{Profile, ToolContext};
 pub use phf;
@@ -58,6 +59,9 @@ pub trait ViaParam<T> {
     fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String>;
     fn whole(&self, args: Args) -> Result<T, String>;
     fn struct_parameters(&self) -> Value;
+    fn required_slot(&self) -> Required<T>;
+    fn optional_slot(&self) -> Optional<T>;
+    fn whole_direct(&self, raw: &str) -> Option<T>;
 }
 
 impl<T: ToolParam> ViaParam<T> for Probe<T> {
@@ -82,6 +86,15 @@ impl<T: ToolParam> ViaParam<T> for Probe<T> {
     fn struct_parameters(&self) -> Value {
         crate::schema::struct_parameters::<T>()
     }
+    fn required_slot(&self) -> Required<T> {
+        Default::default()
+    }
+    fn optional_slot(&self) -> Optional<T> {
+        Default::default()
+    }
+    fn whole_direct(&self, raw: &str) -> Option<T> {
+        crate::direct::decode_whole(raw)
+    }
 }
 
 pub trait ViaFallback<T> {
@@ -96,6 +109,9 @@ pub trait ViaFallback<T> {
     fn optional(&self, args: &mut Args, name: &str) -> Result<Option<T>, String>;
     fn whole(&self, args: Args) -> Result<T, String>;
     fn struct_parameters(&self) -> Value;
+    fn required_slot(&self) -> Unsupported<T>;
+    fn optional_slot(&self) -> Unsupported<Option<T>>;
+    fn whole_direct(&self, raw: &str) -> Option<T>;
 }
 
 impl<T> ViaFallback<T> for &Probe<T> {
@@ -113,6 +129,15 @@ impl<T> ViaFallback<T> for &Probe<T> {
     }
     fn struct_parameters(&self) -> Value {
         Value::Object(Map::new())
+    }
+    fn required_slot(&self) -> Unsupported<T> {
+        Default::default()
+    }
+    fn optional_slot(&self) -> Unsupported<Option<T>> {
+        Default::default()
+    }
+    fn whole_direct(&self, _: &str) -> Option<T> {
+        None
     }
 }
 

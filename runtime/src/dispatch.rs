@@ -12,16 +12,18 @@
 //! hooks (`ok` / `error` derived from the result) → result transforms.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::catch::{panic_message, CatchUnwind};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
-use crate::entry::HandlerFuture;
+use crate::entry::{HandlerFuture, ToolEntry};
 use crate::hooks::{guarded, CallInfo, CallStatus, HookSet, Next, PostCallEvent, PreCallDecision};
-use crate::registry::AGENT_LOOP_TOOLS;
+use crate::registry::{AGENT_LOOP_TOOLS, DEFAULT_MAX_RESULT_CHARS, DEFAULT_TIMEOUT};
 use crate::sanitize::sanitize_tool_error;
 use crate::tool::{HandlerStart, ToolRef};
 use crate::{error_json, Registry, ToolContext};
@@ -31,6 +33,16 @@ impl Registry {
     /// Malformed JSON is an error result, like every other failure.
     pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
         let raw = raw_args.trim();
+        if let Some((entry, fut)) = self.start_direct(name, raw, ctx) {
+            return self.run_direct(entry, fut).await;
+        }
+        // Boxed: the full pipeline's state would otherwise make this
+        // future ~1 KB, copied on every call, direct ones included.
+        Box::pin(self.dispatch_raw(name, raw, ctx)).await
+    }
+
+    /// `dispatch_json` through the full pipeline: parse, then [`Registry::dispatch`].
+    async fn dispatch_raw(&self, name: &str, raw: &str, ctx: &ToolContext) -> String {
         let args = if raw.is_empty() {
             Value::Object(Default::default())
         } else {
@@ -71,6 +83,67 @@ impl Registry {
         }
         let hooks = arc_swap::Guard::into_inner(hooks);
         self.dispatch_hooked(name, tool, args, ctx, &hooks).await
+    }
+
+    /// The direct path (see `direct.rs`): a built-in `async fn` tool, no
+    /// hook, middleware or run-time tool registered (one atomic load says
+    /// so), and arguments that decode into the parameter types as they
+    /// are. Then there is nothing to coerce and nothing to show a hook, so
+    /// the call skips the `Value`. `None`: take the full pipeline.
+    fn start_direct(
+        &self,
+        name: &str,
+        raw: &str,
+        ctx: &ToolContext,
+    ) -> Option<(&'static ToolEntry, HandlerFuture)> {
+        if !raw.starts_with('{') || AGENT_LOOP_TOOLS.contains(&name) {
+            return None;
+        }
+        if !self.is_plain() {
+            return None;
+        }
+        let entry = self.get(name)?;
+        let direct = entry.direct?;
+        // Decoding never panics, and an async fn's body only runs when
+        // polled; the guard is for a hand-written entry.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| direct(ctx, raw)))
+            .ok()
+            .flatten()
+            .map(|fut| (entry, fut))
+    }
+
+    /// Runs a directly started call: the same timeout, panic containment
+    /// and result cap as [`Registry::run_tool`].
+    async fn run_direct(&self, entry: &'static ToolEntry, fut: HandlerFuture) -> String {
+        let limits = self.limits(entry.name, entry.max_result_chars, None);
+        let mut fut = CatchUnwind::new(fut);
+        // One layer for the common case: the call finishes on its first poll.
+        let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut fut).poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(done) => Ok(done),
+            Poll::Pending => with_timeout(limits.timeout, fut).await,
+        };
+        settle(outcome, entry.name, &limits)
+    }
+
+    /// The timeout and the result cap of one call.
+    fn limits(&self, name: &str, cap: Option<usize>, timeout: Option<Duration>) -> Limits {
+        if self.default_config() {
+            return Limits {
+                timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
+                cap: cap.unwrap_or(DEFAULT_MAX_RESULT_CHARS),
+            };
+        }
+        let config = self.config.load();
+        let configured = if config.tool_timeouts.is_empty() {
+            None
+        } else {
+            config.tool_timeouts.get(name).copied()
+        };
+        Limits {
+            timeout: configured.or(timeout).unwrap_or(config.default_timeout),
+            cap: cap.unwrap_or(config.default_max_result_chars),
+        }
     }
 
     /// `tool_search` / `tool_describe` answer from the session's catalog;
@@ -187,18 +260,9 @@ impl Registry {
         args: Value,
         hooks: &HookSet,
     ) -> (String, u64) {
-        let config = self.config.load();
         let name = tool.name();
-        let timeout = config
-            .tool_timeouts
-            .get(name)
-            .copied()
-            .or_else(|| tool.timeout())
-            .unwrap_or(config.default_timeout);
-        let cap = tool
-            .max_result_chars()
-            .unwrap_or(config.default_max_result_chars);
-        drop(config);
+        let limits = self.limits(name, tool.max_result_chars(), tool.timeout());
+        let timeout = limits.timeout;
 
         // Timing is for post-call hooks: without them, skip the clock reads.
         let started = (!hooks.post.is_empty()).then(Instant::now);
@@ -237,16 +301,7 @@ impl Registry {
         let duration_ms = started.map_or(0, |t| {
             u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
         });
-        let result = match outcome {
-            // The cap is for what the tool produced, not the runtime's own errors.
-            Ok(Ok(result)) => cap_result(result, cap),
-            Ok(Err(panic)) => panic_error(&panic),
-            Err(()) => error_json(format!(
-                "Tool '{name}' timed out after {} and was cancelled",
-                human(timeout)
-            )),
-        };
-        (result, duration_ms)
+        (settle(outcome, name, &limits), duration_ms)
     }
 
     /// The answer to a call of a tool that is not there:
@@ -267,6 +322,24 @@ impl Registry {
                 suggestions.join(", ")
             ))
         }
+    }
+}
+
+struct Limits {
+    timeout: Duration,
+    cap: usize,
+}
+
+/// The answer of a finished (or timed-out) handler.
+fn settle(outcome: Result<Result<String, String>, ()>, name: &str, limits: &Limits) -> String {
+    match outcome {
+        // The cap is for what the tool produced, not the runtime's own errors.
+        Ok(Ok(result)) => cap_result(result, limits.cap),
+        Ok(Err(panic)) => panic_error(&panic),
+        Err(()) => error_json(format!(
+            "Tool '{name}' timed out after {} and was cancelled",
+            human(limits.timeout)
+        )),
     }
 }
 
@@ -297,7 +370,6 @@ async fn with_timeout<F, T>(limit: Duration, fut: F) -> Result<T, ()>
 where
     F: Future<Output = T>,
 {
-    use std::task::Poll;
     let mut fut = std::pin::pin!(fut);
     let mut sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     let mut armed = false;

@@ -14,6 +14,11 @@ use crate::{Profile, ToolContext};
 /// The future an async handler returns: the JSON string for the model.
 pub type HandlerFuture = Pin<Box<dyn Future<Output = String> + Send + 'static>>;
 
+/// The direct entry of an `async fn` tool: the raw JSON arguments decoded
+/// straight into the parameter types (see `direct.rs`); `None` when they do
+/// not decode as they are, and the call takes the `Value` path.
+pub type DirectHandler = fn(&ToolContext, &str) -> Option<HandlerFuture>;
+
 /// How dispatch runs a handler.
 #[derive(Clone, Copy)]
 pub enum Handler {
@@ -61,6 +66,9 @@ pub struct ToolEntry {
     pub source_file: &'static str,
     pub source_line: u32,
     pub handler: Handler,
+    /// The direct entry, for `async fn` tools of at most
+    /// `MAX_DIRECT_PARAMS` properties.
+    pub direct: Option<DirectHandler>,
     #[doc(hidden)]
     pub parameters: fn() -> Value,
     #[doc(hidden)]

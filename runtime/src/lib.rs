@@ -20,6 +20,7 @@ pub mod tool;
 pub mod toolsets;
 
 mod catch;
+mod direct;
 mod schema;
 
 #[doc(hidden)]

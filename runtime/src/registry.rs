@@ -3,7 +3,7 @@
 //! `dispatch` itself lives in `dispatch.rs`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -89,6 +89,18 @@ pub struct Registry {
     write_lock: Mutex<()>,
     allow_plugin_overrides: AtomicBool,
     generation: AtomicU64,
+    /// [`Busy`] bits: whether hooks, run-time tools or dispatch settings
+    /// other than the defaults exist, read by dispatch with one atomic load
+    /// (an `ArcSwap` load costs a fence).
+    busy: AtomicU8,
+}
+
+/// Bits of `Registry::busy`.
+#[derive(Clone, Copy)]
+pub(crate) enum Busy {
+    Hooks = 1,
+    RuntimeTools = 2,
+    Configured = 4,
 }
 
 impl std::fmt::Debug for Registry {
@@ -121,6 +133,7 @@ impl Registry {
             write_lock: Mutex::new(()),
             allow_plugin_overrides: AtomicBool::new(false),
             generation: AtomicU64::new(0),
+            busy: AtomicU8::new(0),
         }
     }
 
@@ -130,6 +143,31 @@ impl Registry {
 
     fn writer(&self) -> MutexGuard<'_, ()> {
         self.write_lock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set_busy(&self, bit: Busy, on: bool) {
+        if on {
+            self.busy.fetch_or(bit as u8, Ordering::AcqRel);
+        } else {
+            self.busy.fetch_and(!(bit as u8), Ordering::AcqRel);
+        }
+    }
+
+    /// No hook, no middleware and no run-time tool is registered.
+    pub(crate) fn is_plain(&self) -> bool {
+        let busy = Busy::Hooks as u8 | Busy::RuntimeTools as u8;
+        self.busy.load(Ordering::Acquire) & busy == 0
+    }
+
+    /// The dispatch settings are the defaults.
+    pub(crate) fn default_config(&self) -> bool {
+        self.busy.load(Ordering::Acquire) & Busy::Configured as u8 == 0
+    }
+
+    /// Publishes a new run-time tool map (under `write_lock`).
+    fn store_runtime(&self, next: HashMap<String, Arc<RuntimeTool>>) {
+        self.set_busy(Busy::RuntimeTools, !next.is_empty());
+        self.runtime.store(Arc::new(next));
     }
 
     pub(crate) fn bump(&self) {
@@ -155,7 +193,7 @@ impl Registry {
         let _w = self.writer();
         let mut next = (**self.runtime.load()).clone();
         let (name, toolset, replaced) = self.insert_checked(&mut next, spec)?;
-        self.runtime.store(Arc::new(next));
+        self.store_runtime(next);
         self.sync_toolsets(&name, &toolset, replaced.as_deref());
         self.bump();
         Ok(())
@@ -245,7 +283,7 @@ impl Registry {
         }
         let mut next = (*current).clone();
         next.remove(name);
-        self.runtime.store(Arc::new(next));
+        self.store_runtime(next);
         self.toolsets.remove_plugin_tool(&owner, name);
         // A built-in tool that was overridden is exposed again by its own toolset.
         self.bump();
@@ -278,7 +316,7 @@ impl Registry {
                 Err(e) => errors.push(e),
             }
         }
-        self.runtime.store(Arc::new(next));
+        self.store_runtime(next);
         for name in &old {
             if !added.iter().any(|(n, _, _)| n == name) {
                 self.toolsets.remove_plugin_tool(toolset, name);
@@ -350,12 +388,25 @@ impl Registry {
         let _w = self.writer();
         let mut next = (**self.hooks.load()).clone();
         f(&mut next);
+        self.set_busy(Busy::Hooks, !next.is_empty());
         self.hooks.store(Arc::new(next));
     }
 
     /// Replaces the dispatch settings.
     pub fn set_dispatch_config(&self, config: DispatchConfig) {
-        self.config.store(Arc::new(config));
+        let _w = self.writer();
+        let default = config.default_max_result_chars == DEFAULT_MAX_RESULT_CHARS
+            && config.default_timeout == DEFAULT_TIMEOUT
+            && config.tool_timeouts.is_empty();
+        // Bit last when leaving the defaults, first when returning to them:
+        // a reader that sees the bit clear never misses a setting.
+        if default {
+            self.config.store(Arc::new(config));
+            self.set_busy(Busy::Configured, false);
+        } else {
+            self.set_busy(Busy::Configured, true);
+            self.config.store(Arc::new(config));
+        }
     }
 
     pub fn dispatch_config(&self) -> DispatchConfig {
@@ -384,6 +435,7 @@ impl Registry {
         &self.availability
     }
 
+    /// The built-in tool `name` (a run-time tool of that name aside).
     pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
         self.statics.get(name).copied()
     }

@@ -53,7 +53,7 @@ async fn echo(text: String, count: Option<u32>) -> EchoOutput {
     EchoOutput { text, count }
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 64)]
 fn baseline_from_str_call_to_string(b: Bencher) {
     b.bench(|| {
         let args: EchoArgs = serde_json::from_str(black_box(ARGS)).unwrap_or(EchoArgs {
@@ -65,7 +65,7 @@ fn baseline_from_str_call_to_string(b: Bencher) {
     });
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 64)]
 fn dispatch_no_hooks(b: Bencher) {
     let registry = Registry::new(&hermes_tests::generated::TABLES);
     let ctx = ctx();
@@ -79,7 +79,7 @@ impl PostCallHook for Noop {
     }
 }
 
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 64)]
 fn dispatch_one_post_call_hook(b: Bencher) {
     let registry = Registry::new(&hermes_tests::generated::TABLES);
     registry.add_post_call_hook(Arc::new(Noop));
@@ -89,7 +89,7 @@ fn dispatch_one_post_call_hook(b: Bencher) {
 
 /// The floor of any schema-guided pipeline: the arguments parsed into a
 /// `serde_json::Value` (coercion needs one), then decoded into the struct.
-#[divan::bench]
+#[divan::bench(sample_count = 1000, sample_size = 64)]
 fn floor_parse_value_then_decode(b: Bencher) {
     b.bench(|| {
         let v: serde_json::Value = serde_json::from_str(black_box(ARGS)).unwrap_or_default();

@@ -5,43 +5,49 @@
 pub mod edges;
 #[path = "tools/gated.rs"]
 pub mod gated;
+#[path = "tools/typed.rs"]
+pub mod typed;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(0, 2), (0, 3), (0, 0), (8, 4)],
+    disps: &[(0, 4), (0, 8), (0, 9), (0, 2), (4, 0)],
     entries: &[
         ("range", &edges::__HERMES_TOOL_range),
-        ("whoami", &edges::__HERMES_TOOL_whoami),
-        ("notes_write", &gated::__HERMES_TOOL_notes_write),
-        ("sleepy", &edges::__HERMES_TOOL_sleepy),
-        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
         ("gated_search", &gated::__HERMES_TOOL_gated_search),
-        ("panic_async", &edges::__HERMES_TOOL_panic_async),
-        ("raw_string", &edges::__HERMES_TOOL_raw_string),
-        ("echo", &edges::__HERMES_TOOL_echo),
-        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
+        ("notes_write", &gated::__HERMES_TOOL_notes_write),
         ("notes_read", &gated::__HERMES_TOOL_notes_read),
+        ("echo", &edges::__HERMES_TOOL_echo),
+        ("raw_string", &edges::__HERMES_TOOL_raw_string),
+        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
+        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
+        ("panic_async", &edges::__HERMES_TOOL_panic_async),
+        ("whoami", &edges::__HERMES_TOOL_whoami),
+        ("range_async", &typed::__HERMES_TOOL_range_async),
         ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
+        ("typed_echo", &typed::__HERMES_TOOL_typed_echo),
+        ("sleepy", &edges::__HERMES_TOOL_sleepy),
     ],
 };
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
-        disps: &[(0, 2), (0, 3), (0, 0), (8, 4)],
+        disps: &[(0, 4), (0, 8), (0, 9), (0, 2), (4, 0)],
         entries: &[
             ("range", "edges"),
-            ("whoami", "edges"),
-            ("notes_write", "notes"),
-            ("sleepy", "edges"),
-            ("panic_sync", "edges"),
             ("gated_search", "search"),
-            ("panic_async", "edges"),
-            ("raw_string", "edges"),
-            ("echo", "edges"),
-            ("maybe_fail", "edges"),
+            ("notes_write", "notes"),
             ("notes_read", "notes"),
+            ("echo", "edges"),
+            ("raw_string", "edges"),
+            ("panic_sync", "edges"),
+            ("maybe_fail", "edges"),
+            ("panic_async", "edges"),
+            ("whoami", "edges"),
+            ("range_async", "edges"),
             ("gated_fetch", "search"),
+            ("typed_echo", "edges"),
+            ("sleepy", "edges"),
         ],
     };
 /// Every built-in tool name, sorted.
@@ -55,8 +61,10 @@ pub const TOOL_NAMES: &[&str] = &[
     "panic_async",
     "panic_sync",
     "range",
+    "range_async",
     "raw_string",
     "sleepy",
+    "typed_echo",
     "whoami",
 ];
 /// Every toolset a built-in tool registers into, sorted.
@@ -83,8 +91,10 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                     "panic_async",
                     "panic_sync",
                     "range",
+                    "range_async",
                     "raw_string",
                     "sleepy",
+                    "typed_echo",
                     "whoami",
                 ],
                 includes: &[],

@@ -4,20 +4,22 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(0, 2), (0, 3), (0, 0), (8, 4)],
+    disps: &[(0, 4), (0, 8), (0, 9), (0, 2), (4, 0)],
     entries: &[
         ("range", &PLAN_8),
-        ("whoami", &PLAN_11),
-        ("notes_write", &PLAN_5),
-        ("sleepy", &PLAN_10),
-        ("panic_sync", &PLAN_7),
         ("gated_search", &PLAN_2),
-        ("panic_async", &PLAN_6),
-        ("raw_string", &PLAN_9),
-        ("echo", &PLAN_0),
-        ("maybe_fail", &PLAN_3),
+        ("notes_write", &PLAN_5),
         ("notes_read", &PLAN_4),
+        ("echo", &PLAN_0),
+        ("raw_string", &PLAN_10),
+        ("panic_sync", &PLAN_7),
+        ("maybe_fail", &PLAN_3),
+        ("panic_async", &PLAN_6),
+        ("whoami", &PLAN_13),
+        ("range_async", &PLAN_9),
         ("gated_fetch", &PLAN_1),
+        ("typed_echo", &PLAN_12),
+        ("sleepy", &PLAN_11),
     ],
 };
 
@@ -80,12 +82,29 @@ static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         },
     ]),
 };
-/// `raw_string`
+/// `range_async`
 static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("end"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("start"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
+/// `raw_string`
+static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
 /// `sleepy`
-static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("ms"),
         flags: 0,
@@ -93,7 +112,48 @@ static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerc
         node: ::hermes_runtime::coerce::RepairNode::INERT,
     }]),
 };
+/// `typed_echo`
+static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("flag"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("tags"),
+            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("count"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("ratio"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Number]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("offset"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("window"),
+            flags: ::hermes_runtime::coerce::PropPlan::OBJECT,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Object]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
 /// `whoami`
-static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_13: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

@@ -37,6 +37,16 @@ async fn without_executors_dispatch_refuses_both() {
             format!("{name} must be handled by the agent loop"),
             "{v}"
         );
+        // The raw-text entry (well-typed arguments take its direct path
+        // for other tools) refuses them too.
+        let raw = r#"{"action": "add", "target": "memory", "content": "x", "todos": []}"#;
+        let v: Value =
+            serde_json::from_str(&registry.dispatch_json(name, raw, &ctx).await).unwrap();
+        assert_eq!(
+            v["error"],
+            format!("{name} must be handled by the agent loop"),
+            "{v}"
+        );
     }
     // Their schemas are still offered to the model.
     let defs = registry.get_tool_definitions(None, &[], ctx.profile());

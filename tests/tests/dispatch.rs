@@ -217,3 +217,144 @@ async fn arguments_are_coerced_before_decoding() {
         "{v}"
     );
 }
+
+/// The direct decode (raw text straight into the parameter types) is taken
+/// for well-typed calls of async tools and declined for everything the
+/// `Value` path has to repair or explain.
+#[tokio::test]
+async fn direct_entry_takes_well_typed_calls_only() {
+    let registry = hermes_tests::registry();
+    let direct = |tool: &str| registry.get(tool).and_then(|e| e.direct).unwrap();
+    let ctx = ctx();
+    let typed = r#"{"count": 3, "ratio": 0.5, "flag": true, "tags": ["a"], "payload": {"k": [1]},
+                    "window": {"width": 2}, "note": null, "unknown": [1, {"x": 2}]}"#;
+    let out = direct("typed_echo")(&ctx, typed).unwrap().await;
+    let out: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(out["count"], 3);
+    assert_eq!(out["window"], json!({"width": 2, "height": null}));
+    assert_eq!(out["cwd"], "/tmp");
+    assert!(direct("range_async")(&ctx, r#"{"start": 1, "end": 3}"#).is_some());
+    for declined in [
+        r#"{"count": "3", "ratio": 0.5, "flag": true, "tags": [], "payload": 1}"#, // a string for a number
+        r#"{"count": 3, "ratio": 0.5, "flag": "true", "tags": [], "payload": 1}"#, // a string for a bool
+        r#"{"count": 3, "ratio": 0.5, "flag": true, "tags": "a", "payload": 1}"#, // a bare value for a list
+        r#"{"count": 3, "ratio": 0.5, "flag": true, "tags": [], "payload": null}"#, // null for a required one
+        r#"{"count": 3, "ratio": 0.5, "flag": true, "tags": []}"#, // a required one missing
+        r#"{"count": 3, "count": 4, "ratio": 0.5, "flag": true, "tags": [], "payload": 1}"#, // duplicate key
+        r#"[3, 0.5, true, [], 1]"#, // not an object
+        r#"{"count": 3, "ratio": 0.5, "flag": true, "tags": [], "payload": 1} x"#, // trailing text
+    ] {
+        assert!(direct("typed_echo")(&ctx, declined).is_none(), "{declined}");
+    }
+    // serde's derived structs also accept an array; the arguments are an object.
+    assert!(direct("range_async")(&ctx, "[1, 3]").is_none());
+    // Blocking tools run on the blocking pool and have no direct entry.
+    assert!(registry.get("range").unwrap().direct.is_none());
+}
+
+/// A JSON value of any shape, biased to what models send: numbers, number-
+/// and boolean-like strings, "null", JSON text in strings, nesting.
+fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (0u64..5).prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        prop_oneof![
+            Just("3"),
+            Just("-7"),
+            Just(" 42 "),
+            Just("1e3"),
+            Just("0.5"),
+            Just("true"),
+            Just("False"),
+            Just("null"),
+            Just("[\"a\", \"b\"]"),
+            Just("{\"width\": 4}"),
+            Just("nan"),
+            Just("x"),
+            Just(""),
+            Just("[1, 2]"),
+            Just("4294967296"),
+        ]
+        .prop_map(Value::from),
+        "[a-z ]{0,6}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("width".to_string()),
+                    Just("height".to_string()),
+                    "[a-z]{1,3}"
+                ],
+                inner,
+                0..3
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// A well-typed call of each async test tool.
+fn well_typed(tool: &str) -> Value {
+    match tool {
+        "typed_echo" => json!({"count": 3, "ratio": 0.5, "flag": true, "tags": ["a", "b"],
+                               "payload": {"k": [1, "2"]}, "window": {"width": 4}, "offset": -2}),
+        "range_async" => json!({"start": 1, "end": 4}),
+        _ => json!({"text": "hi", "count": 2}),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    /// Whatever the model sends, `dispatch_json` (direct path first) answers
+    /// exactly as `dispatch` of the parsed value (always the full pipeline).
+    /// Cases start from a well-typed call and change, add or drop fields.
+    #[test]
+    fn direct_path_answers_as_the_value_path(
+        tool in proptest::prop_oneof![
+            proptest::strategy::Just("typed_echo"),
+            proptest::strategy::Just("range_async"),
+            proptest::strategy::Just("echo"),
+        ],
+        changes in proptest::collection::vec(
+            (
+                proptest::prop_oneof![
+                    proptest::strategy::Just("count"), proptest::strategy::Just("ratio"),
+                    proptest::strategy::Just("flag"), proptest::strategy::Just("tags"),
+                    proptest::strategy::Just("payload"), proptest::strategy::Just("window"),
+                    proptest::strategy::Just("offset"), proptest::strategy::Just("note"),
+                    proptest::strategy::Just("start"), proptest::strategy::Just("end"),
+                    proptest::strategy::Just("text"), proptest::strategy::Just("other"),
+                ],
+                proptest::option::of(json_value()),
+            ),
+            0..4,
+        ),
+    ) {
+        let mut args = well_typed(tool);
+        for (key, value) in &changes {
+            match value {
+                Some(v) => args[*key] = v.clone(),
+                None => { args.as_object_mut().unwrap().remove(*key); }
+            }
+        }
+        let raw = serde_json::to_string(&args).unwrap();
+        let registry = hermes_tests::registry();
+        if changes.is_empty() {
+            let direct = registry.get(tool).and_then(|e| e.direct).unwrap();
+            proptest::prop_assert!(direct(&ctx(), &raw).is_some(), "direct path declined {}", raw);
+        }
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let direct = rt.block_on(registry.dispatch_json(tool, &raw, &ctx()));
+        let full = rt.block_on(registry.dispatch(tool, args, &ctx()));
+        proptest::prop_assert_eq!(direct, full, "{} {}", tool, raw);
+    }
+}

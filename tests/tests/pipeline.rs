@@ -495,3 +495,56 @@ async fn thousands_of_concurrent_calls_while_tools_come_and_go() {
     }
     churn.await.unwrap();
 }
+
+/// `dispatch_json` takes a shortcut for well-typed calls when nothing is
+/// registered that could see or change them; once something is, the
+/// raw-text entry runs the same pipeline as `dispatch`.
+#[tokio::test]
+async fn the_raw_text_entry_runs_the_whole_pipeline() {
+    let reg = registry();
+    let raw = r#"{"text": "hello", "count": 2}"#;
+    let plain = reg.dispatch_json("echo", raw, &ctx()).await;
+    assert_eq!(parse(&plain), json!({"text": "hello", "count": 2}));
+
+    // A post-call hook sees raw-text calls.
+    let recorder = Arc::new(Recorder::default());
+    reg.add_post_call_hook(recorder.clone());
+    assert_eq!(reg.dispatch_json("echo", raw, &ctx()).await, plain);
+    let events = recorder.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].1, json!({"text": "hello", "count": 2}));
+    reg.clear_hooks();
+
+    // Settings apply: the global result cap and a per-tool timeout.
+    reg.set_dispatch_config(DispatchConfig {
+        default_max_result_chars: 7,
+        ..DispatchConfig::default()
+    });
+    let out = parse(&reg.dispatch_json("echo", raw, &ctx()).await);
+    assert!(out["truncated"].is_string(), "{out}");
+    let mut config = DispatchConfig::default();
+    config
+        .tool_timeouts
+        .insert("sleepy".into(), Duration::from_millis(50));
+    reg.set_dispatch_config(config);
+    let out = parse(&reg.dispatch_json("sleepy", r#"{"ms": 5000}"#, &ctx()).await);
+    assert!(
+        out["error"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 50 ms"),
+        "{out}"
+    );
+    reg.set_dispatch_config(DispatchConfig::default());
+    assert_eq!(reg.dispatch_json("echo", raw, &ctx()).await, plain);
+
+    // A run-time tool that replaces a built-in one answers its raw-text calls.
+    reg.allow_plugin_overrides(true);
+    let mut over = plugin("echo", "plugin-echo", "plugin echo");
+    over.override_existing = true;
+    reg.register_tool(over).unwrap();
+    let out = parse(&reg.dispatch_json("echo", raw, &ctx()).await);
+    assert_eq!(out["answer"], "plugin echo");
+    reg.deregister_tool("echo", "plugin-echo").unwrap();
+    assert_eq!(reg.dispatch_json("echo", raw, &ctx()).await, plain);
+}
