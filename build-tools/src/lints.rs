@@ -43,8 +43,9 @@ use crate::{Diagnostic, TOOLSETS_FILE};
 /// no tool may take one of their names.
 pub const BRIDGE_TOOLS: [&str; 3] = ["tool_search", "tool_describe", "tool_call"];
 
-/// How descriptions write the home of the profile a call runs under.
-pub const HOME_PLACEHOLDER: &str = "{HERMES_HOME}";
+/// How descriptions write the home of the profile a call runs under
+/// (definitions substitute it).
+pub use hermes_runtime::definitions::HOME_PLACEHOLDER;
 
 /// The longest tool description function-calling providers accept.
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;

@@ -22,6 +22,21 @@ impl Profile {
         &self.home
     }
 
+    /// The home as descriptions show it to the model: under the user's home
+    /// directory it starts with `~` (`~/.hermes`), elsewhere it is the full
+    /// path. Substituted for `{HERMES_HOME}` in tool definitions.
+    pub fn display_home(&self) -> String {
+        let user_home = std::env::var_os("HOME").map(PathBuf::from);
+        match user_home
+            .as_deref()
+            .and_then(|h| self.home.strip_prefix(h).ok())
+        {
+            Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+            Some(rest) => format!("~/{}", rest.display()),
+            None => self.home.display().to_string(),
+        }
+    }
+
     /// A secret from the profile's own `.env` (`<home>/.env`), read at call
     /// time. Never the process environment: one process serves many
     /// profiles, each with its own secrets.

@@ -13,7 +13,8 @@
 //! 4. cross-references are appended to a description only when the tool
 //!    they mention survived;
 //! 5. schemas are sanitized for strict backends (no `$ref`, no bare object
-//!    without `properties`);
+//!    without `properties`); `{HERMES_HOME}` in any description becomes the
+//!    profile's display home ([`Profile::display_home`]);
 //! 7. results are memoised: at most 8 entries keyed by the inputs, the
 //!    profile and the registry generation, oldest evicted, each reused for
 //!    at most the availability TTL. Callers get an `Arc` they cannot mutate
@@ -33,6 +34,10 @@ use crate::availability::{CheckPass, CHECK_TTL};
 use crate::dialect::sanitize_for_strict_backends;
 use crate::disclosure::{bridge_definitions, estimate_tokens, DisclosureConfig};
 use crate::{Profile, Registry};
+
+/// What descriptions write for the profile's home (`cargo xtask check-tools`
+/// refuses literal home paths); definitions show the profile's display home.
+pub const HOME_PLACEHOLDER: &str = "{HERMES_HOME}";
 
 /// How many definition sets are memoised.
 pub const DEFINITIONS_CACHE_SIZE: usize = 8;
@@ -128,6 +133,37 @@ pub(crate) fn sanitized(schema: &Value) -> Value {
         schema["parameters"] = clean;
     }
     schema
+}
+
+/// Whether any `description` in `schema`, at any depth, holds
+/// [`HOME_PLACEHOLDER`].
+pub(crate) fn mentions_home(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(k, v)| match v {
+            Value::String(s) => k == "description" && s.contains(HOME_PLACEHOLDER),
+            other => mentions_home(other),
+        }),
+        Value::Array(items) => items.iter().any(mentions_home),
+        _ => false,
+    }
+}
+
+/// Replaces [`HOME_PLACEHOLDER`] by `home` in every `description`.
+fn show_home(schema: &mut Value, home: &str) {
+    match schema {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                match v {
+                    Value::String(s) if k == "description" && s.contains(HOME_PLACEHOLDER) => {
+                        *s = s.replace(HOME_PLACEHOLDER, home);
+                    }
+                    other => show_home(other, home),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| show_home(v, home)),
+        _ => {}
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -285,7 +321,7 @@ impl Registry {
                     })
                     .unwrap_or_default();
                 let f = overrides.get(entry.name());
-                if f.is_none() && refs.is_empty() {
+                if f.is_none() && refs.is_empty() && !entry.mentions_home() {
                     // Nothing session-specific: the shared, ready definition.
                     return entry.definition();
                 }
@@ -320,6 +356,10 @@ impl Registry {
                     );
                 }
                 schema.insert("name".into(), Value::String(entry.name().to_string()));
+                let mut schema = Value::Object(schema);
+                if mentions_home(&schema) {
+                    show_home(&mut schema, &profile.display_home());
+                }
                 Arc::new(serde_json::json!({ "type": "function", "function": schema }))
             })
             .collect();

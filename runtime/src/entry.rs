@@ -82,6 +82,7 @@ pub struct EntryCache {
     schema: OnceLock<Value>,
     sanitized: OnceLock<Value>,
     definition: OnceLock<std::sync::Arc<Value>>,
+    mentions_home: OnceLock<bool>,
     plan: OnceLock<PlanSlot>,
 }
 
@@ -100,6 +101,7 @@ impl EntryCache {
             schema: OnceLock::new(),
             sanitized: OnceLock::new(),
             definition: OnceLock::new(),
+            mentions_home: OnceLock::new(),
             plan: OnceLock::new(),
         }
     }
@@ -143,6 +145,15 @@ impl ToolEntry {
         self.cache
             .definition
             .get_or_init(|| std::sync::Arc::new(crate::definitions::wrap(self.sanitized_schema())))
+    }
+
+    /// Whether a description of the schema writes `{HERMES_HOME}`, which
+    /// definitions replace per profile.
+    pub fn mentions_home(&self) -> bool {
+        *self
+            .cache
+            .mentions_home
+            .get_or_init(|| crate::definitions::mentions_home(self.schema()))
     }
 
     /// `{name, description, parameters}`, as the model is sent it.

@@ -244,6 +244,7 @@ impl Registry {
         map.insert(
             name.clone(),
             Arc::new(RuntimeTool {
+                mentions_home: crate::definitions::mentions_home(&schema),
                 spec,
                 schema,
                 plan,

@@ -92,6 +92,8 @@ pub struct RuntimeTool {
     pub sanitized: Value,
     /// `{"type": "function", "function": sanitized}`, shared by definitions.
     pub definition: Arc<Value>,
+    /// A description writes `{HERMES_HOME}` (replaced per profile).
+    pub mentions_home: bool,
 }
 
 impl fmt::Debug for RuntimeTool {
@@ -205,6 +207,15 @@ impl ToolRef {
         match self {
             ToolRef::Static(e) => e.definition().clone(),
             ToolRef::Runtime(t) => t.definition.clone(),
+        }
+    }
+
+    /// Whether a description writes `{HERMES_HOME}`, so definitions need a
+    /// per-profile copy.
+    pub fn mentions_home(&self) -> bool {
+        match self {
+            ToolRef::Static(e) => e.mentions_home(),
+            ToolRef::Runtime(t) => t.mentions_home,
         }
     }
 

@@ -241,3 +241,52 @@ fn the_webhook_boundary_never_reaches_file_or_command_tools() {
         );
     }
 }
+
+/// Descriptions write the profile's home as `{HERMES_HOME}`; each profile's
+/// definitions show its own display home there, for built-in and run-time
+/// tools alike.
+#[test]
+fn descriptions_show_each_profiles_home() {
+    let reg = registry();
+    reg.register_tool(hermes_runtime::RuntimeToolSpec::new(
+        "notes_sync",
+        "plugin-notes",
+        "Syncs {HERMES_HOME}/notes with a server.",
+        json!({"type": "object", "properties": {}, "required": []}),
+        Arc::new(|_, _| Box::pin(async { "{}".to_string() }) as hermes_runtime::HandlerFuture),
+    ))
+    .unwrap();
+    let note = |home: &str| {
+        let defs =
+            reg.get_tool_definitions(Some(&["edges", "plugin-notes"]), &[], &Profile::new(home));
+        let all = serde_json::to_string(&defs.to_vec()).unwrap();
+        assert!(!all.contains("{HERMES_HOME}"), "{all}");
+        let find = |name: &str| {
+            defs.tools
+                .iter()
+                .find(|t| t["function"]["name"] == name)
+                .map(|t| t["function"].clone())
+                .unwrap()
+        };
+        let typed = find("typed_echo");
+        (
+            typed["parameters"]["properties"]["note"]["description"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            find("notes_sync")["description"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        )
+    };
+    let (alice, alice_sync) = note("/srv/hermes/alice");
+    assert_eq!(alice, "A note, as kept in /srv/hermes/alice/notes.");
+    assert_eq!(alice_sync, "Syncs /srv/hermes/alice/notes with a server.");
+    let (bob, _) = note("/srv/hermes/bob");
+    assert_eq!(bob, "A note, as kept in /srv/hermes/bob/notes.");
+    if let Some(home) = std::env::var_os("HOME").filter(|h| h.len() > 1) {
+        let (mine, _) = note(&format!("{}/.hermes", home.to_string_lossy()));
+        assert_eq!(mine, "A note, as kept in ~/.hermes/notes.");
+    }
+}

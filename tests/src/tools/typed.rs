@@ -40,7 +40,7 @@ pub async fn typed_echo(
     window: Option<Window>,
     /// A signed offset.
     offset: Option<i64>,
-    /// A note.
+    /// A note, as kept in {HERMES_HOME}/notes.
     note: Option<String>,
 ) -> serde_json::Value {
     serde_json::json!({
