@@ -93,12 +93,17 @@ fn gen(args: &[String]) -> ExitCode {
         }
     }
 
+    // Phase 1 for every crate first: phase 2 compiles them all at once.
     let mut status = ExitCode::SUCCESS;
+    let mut fresh = Vec::new();
     for (crate_root, package) in &crates {
-        if !gen_crate(crate_root, check) {
+        if gen_crate(crate_root, check) {
+            fresh.push((crate_root, package));
+        } else {
             status = ExitCode::FAILURE;
-            continue;
         }
+    }
+    for (crate_root, package) in fresh {
         if let Some(package) = package {
             if !gen_plans(crate_root, package, check) {
                 status = ExitCode::FAILURE;
@@ -133,34 +138,71 @@ fn ensure(target: &Path, contents: &str, check: bool, what: &str) -> bool {
     }
 }
 
-/// Compiles a tools crate and runs its `dump_parameters` example:
-/// `{tool name: parameters}` of every tool in its compiled registry.
+/// Compiles the tools crates and runs `package`'s `dump_parameters`
+/// example: `{tool name: parameters}` of every tool in its compiled registry.
 fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args([
-            "run",
-            "--quiet",
-            "--package",
-            package,
-            "--example",
-            &dump_example(package),
-        ])
+    let example = dump_example(package);
+    let exe = build_dump_examples()?
+        .remove(&example)
+        .ok_or_else(|| format!("cargo built no example `{example}` for {package}"))?;
+    let output = Command::new(&exe)
         .current_dir(workspace_root())
-        .output();
-    let output = match output {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            return Err(format!(
-                "`cargo run -p {package} --example {}` failed:\n{}",
-                dump_example(package),
-                String::from_utf8_lossy(&o.stderr)
-            ))
-        }
-        Err(e) => return Err(format!("cannot run cargo: {e}")),
-    };
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} failed:\n{}",
+            exe.display(),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
     serde_json::from_slice(&output.stdout)
         .map_err(|e| format!("dump_parameters of {package} printed no JSON object: {e}"))
+}
+
+/// Builds the dump example of every tools crate in one cargo invocation and
+/// returns their executables by example name. `--workspace` makes cargo
+/// unify dependency features the way `cargo test --workspace` does, so the
+/// two share every compiled artifact instead of building the tree twice.
+fn build_dump_examples() -> Result<BTreeMap<String, PathBuf>, String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command.args([
+        "build",
+        "--quiet",
+        "--workspace",
+        "--message-format=json-render-diagnostics",
+    ]);
+    for (_, package) in TOOLS_CRATES {
+        command.args(["--example", &dump_example(package)]);
+    }
+    let output = command
+        .current_dir(workspace_root())
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "building the dump_parameters examples failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let mut executables = BTreeMap::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let is_example = message["target"]["kind"]
+            .as_array()
+            .is_some_and(|kinds| kinds.iter().any(|k| k == "example"));
+        if let (true, Some(name), Some(exe)) = (
+            message["reason"] == "compiler-artifact" && is_example,
+            message["target"]["name"].as_str(),
+            message["executable"].as_str(),
+        ) {
+            executables.insert(name.to_string(), PathBuf::from(exe));
+        }
+    }
+    Ok(executables)
 }
 
 /// Phase 2: compile the crate, dump every tool's parameters, render the
