@@ -22,7 +22,9 @@ use serde_json::Value;
 use crate::catch::{panic_message, CatchUnwind};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
 use crate::entry::{HandlerFuture, ToolEntry};
-use crate::hooks::{guarded, CallInfo, CallStatus, HookSet, Next, PostCallEvent, PreCallDecision};
+use crate::hooks::{
+    guarded, CallInfo, CallStatus, HookSet, Next, PostCallEvent, PreCallDecision, NO_HOOKS,
+};
 use crate::registry::{AGENT_LOOP_TOOLS, DEFAULT_MAX_RESULT_CHARS, DEFAULT_TIMEOUT};
 use crate::sanitize::sanitize_tool_error;
 use crate::tool::{HandlerStart, ToolRef};
@@ -74,14 +76,13 @@ impl Registry {
             (args @ Value::Object(_), None) => args,
             _ => Value::Object(Default::default()),
         };
-        let hooks = self.hooks.load();
-        if hooks.is_empty() && !agent_loop {
-            // The common case: no hook, no middleware.
+        if self.has_no_hooks() && !agent_loop {
+            // The common case: no hook, no middleware (one atomic load).
             if let Some(tool) = &tool {
-                return self.run_tool(tool, ctx, args, &hooks).await.0;
+                return self.run_tool(tool, ctx, args, &NO_HOOKS).await.0;
             }
         }
-        let hooks = arc_swap::Guard::into_inner(hooks);
+        let hooks = self.hooks.load_full();
         self.dispatch_hooked(name, tool, args, ctx, &hooks).await
     }
 
@@ -104,8 +105,9 @@ impl Registry {
         }
         let entry = self.get(name)?;
         let direct = entry.direct?;
-        // Decoding never panics, and an async fn's body only runs when
-        // polled; the guard is for a hand-written entry.
+        // A parameter type's `Deserialize` may panic: then the full
+        // pipeline meets the same panic inside the handler's guard and
+        // answers it. (An async fn's body only runs when polled.)
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| direct(ctx, raw)))
             .ok()
             .flatten()

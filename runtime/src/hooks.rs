@@ -96,6 +96,16 @@ pub(crate) struct HookSet {
     pub execution: Vec<Arc<dyn ExecutionMiddleware>>,
 }
 
+/// The hooks of a registry that has none: what dispatch passes on without
+/// loading the registry's set.
+pub(crate) static NO_HOOKS: HookSet = HookSet {
+    pre: Vec::new(),
+    post: Vec::new(),
+    transform: Vec::new(),
+    request: Vec::new(),
+    execution: Vec::new(),
+};
+
 impl HookSet {
     pub fn is_empty(&self) -> bool {
         self.pre.is_empty()

@@ -159,6 +159,11 @@ impl Registry {
         self.busy.load(Ordering::Acquire) & busy == 0
     }
 
+    /// No hook or middleware is registered.
+    pub(crate) fn has_no_hooks(&self) -> bool {
+        self.busy.load(Ordering::Acquire) & Busy::Hooks as u8 == 0
+    }
+
     /// The dispatch settings are the defaults.
     pub(crate) fn default_config(&self) -> bool {
         self.busy.load(Ordering::Acquire) & Busy::Configured as u8 == 0
