@@ -122,7 +122,15 @@ impl std::fmt::Debug for DefinitionsState {
 
 /// `{"type": "function", "function": schema}`.
 pub(crate) fn wrap(schema: &Value) -> Value {
-    serde_json::json!({ "type": "function", "function": schema })
+    wrap_owned(schema.clone())
+}
+
+/// [`wrap`], taking the schema: `json!` would copy it by serializing it.
+fn wrap_owned(schema: Value) -> Value {
+    let mut wrapper = Map::with_capacity(2);
+    wrapper.insert("type".into(), Value::String("function".into()));
+    wrapper.insert("function".into(), schema);
+    Value::Object(wrapper)
 }
 
 /// `schema` with its `parameters` sanitized for strict backends.
@@ -360,7 +368,7 @@ impl Registry {
                 if mentions_home(&schema) {
                     show_home(&mut schema, &profile.display_home());
                 }
-                Arc::new(serde_json::json!({ "type": "function", "function": schema }))
+                Arc::new(wrap_owned(schema))
             })
             .collect();
         let (tools, deferred) = match disclosure {
