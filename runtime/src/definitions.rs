@@ -316,6 +316,8 @@ impl Registry {
                 state.disclosure,
             )
         };
+        // Read once per pass, and only when a description needs it.
+        let display_home = std::cell::OnceCell::new();
         let tools: Vec<Arc<Value>> = survivors
             .iter()
             .map(|entry| {
@@ -366,7 +368,10 @@ impl Registry {
                 schema.insert("name".into(), Value::String(entry.name().to_string()));
                 let mut schema = Value::Object(schema);
                 if mentions_home(&schema) {
-                    show_home(&mut schema, &profile.display_home());
+                    show_home(
+                        &mut schema,
+                        display_home.get_or_init(|| profile.display_home()),
+                    );
                 }
                 Arc::new(wrap_owned(schema))
             })

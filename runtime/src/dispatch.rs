@@ -12,9 +12,7 @@
 //! hooks (`ok` / `error` derived from the result) → result transforms.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -118,13 +116,7 @@ impl Registry {
     /// and result cap as [`Registry::run_tool`].
     async fn run_direct(&self, entry: &'static ToolEntry, fut: HandlerFuture) -> String {
         let limits = self.limits(entry.name, entry.max_result_chars, None);
-        let mut fut = CatchUnwind::new(fut);
-        // One layer for the common case: the call finishes on its first poll.
-        let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut fut).poll(cx))).await;
-        let outcome = match first {
-            Poll::Ready(done) => Ok(done),
-            Poll::Pending => with_timeout(limits.timeout, fut).await,
-        };
+        let outcome = with_timeout(limits.timeout, CatchUnwind::new(fut)).await;
         settle(outcome, entry.name, &limits)
     }
 
@@ -372,6 +364,7 @@ async fn with_timeout<F, T>(limit: Duration, fut: F) -> Result<T, ()>
 where
     F: Future<Output = T>,
 {
+    use std::task::Poll;
     let mut fut = std::pin::pin!(fut);
     let mut sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     let mut armed = false;

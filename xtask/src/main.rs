@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use std::collections::BTreeMap;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use hermes_build_tools::report::{render_text, Sources};
 use hermes_build_tools::{
@@ -142,8 +143,15 @@ fn ensure(target: &Path, contents: &str, check: bool, what: &str) -> bool {
 /// example: `{tool name: parameters}` of every tool in its compiled registry.
 fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
     let example = dump_example(package);
-    let exe = build_dump_examples()?
-        .remove(&example)
+    // Built once per run: phase 1 of `gen` has written every registry by
+    // then, and `check-tools` writes none.
+    static BUILT: OnceLock<Result<BTreeMap<String, PathBuf>, String>> = OnceLock::new();
+    let exe = BUILT
+        .get_or_init(build_dump_examples)
+        .as_ref()
+        .map_err(Clone::clone)?
+        .get(&example)
+        .cloned()
         .ok_or_else(|| format!("cargo built no example `{example}` for {package}"))?;
     let output = Command::new(&exe)
         .current_dir(workspace_root())
