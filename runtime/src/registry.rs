@@ -97,7 +97,7 @@ pub struct Registry {
 
 /// Bits of `Registry::busy`.
 #[derive(Clone, Copy)]
-pub(crate) enum Busy {
+enum Busy {
     Hooks = 1,
     RuntimeTools = 2,
     Configured = 4,
