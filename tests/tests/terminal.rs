@@ -58,7 +58,10 @@ impl Sandbox {
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
     }
 
-    /// Live processes whose command line holds this sandbox's marker.
+    /// Live `sleep` processes carrying this sandbox's marker. The shells
+    /// that start them carry the marker in their command line too, but are
+    /// not counted: a shell can be seen before it ran a line of its script
+    /// (its `trap`, say), a sleeper only after the lines before it ran.
     fn survivors(&self) -> Vec<i32> {
         let needle = format!("3000.{}", self.marker);
         scan::all()
@@ -66,7 +69,11 @@ impl Sandbox {
             .filter(|p| p.is_live())
             .filter(|p| {
                 std::fs::read(format!("/proc/{}/cmdline", p.pid))
-                    .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                    .map(|c| {
+                        let mut argv = c.split(|&b| b == 0);
+                        argv.next().is_some_and(|a0| a0.ends_with(b"sleep"))
+                            && argv.next().is_some_and(|a1| a1 == needle.as_bytes())
+                    })
                     .unwrap_or(false)
             })
             .map(|p| p.pid)
