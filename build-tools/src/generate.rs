@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::toolsets::{emit_rust, Table};
-use crate::{Diagnostic, Discovery};
+use crate::{Diagnostic, DiscoveredTool, Discovery, ToolModule};
 
 /// The first lines of every generated file.
 pub const GENERATED_PREAMBLE: &str = "\
@@ -55,6 +56,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
     }
     let map = map.build();
     let toolset_map = toolset_map.build();
+    let find_arms = find_arms(&tools);
 
     let names = tools.iter().map(|(_, t)| t.tool.name.as_str());
     let toolsets: BTreeSet<&str> = tools.iter().map(|(_, t)| t.tool.attr.toolset()).collect();
@@ -65,6 +67,16 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
 
         /// Every built-in tool, by name.
         pub static TOOLS: ::hermes_runtime::StaticTools = #map;
+
+        /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
+        /// on the length, then on the name: what dispatch resolves names
+        /// with (phf's SipHash costs more than the rest of a lookup).
+        pub fn find_tool(name: &str) -> ::core::option::Option<&'static #rt::ToolEntry> {
+            match name.len() {
+                #(#find_arms)*
+                _ => ::core::option::Option::None,
+            }
+        }
 
         /// Tool name → the toolset it registers into.
         pub static TOOL_TOOLSETS: #rt::phf::Map<&'static str, &'static str> = #toolset_map;
@@ -81,6 +93,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         /// Everything the runtime's `Registry` is built over.
         pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
             tools: &TOOLS,
+            find_tool,
             tool_toolsets: &TOOL_TOOLSETS,
             plans: &plans::PLANS,
             toolsets: &TOOLSET_TABLE,
@@ -98,6 +111,32 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}\n{constants}"
     );
     rustfmt(&source).map(|s| doc_attrs_to_comments(&s))
+}
+
+/// The arms of `find_tool`: one per name length, matching the names of
+/// that length.
+fn find_arms(tools: &[(&ToolModule, &DiscoveredTool)]) -> Vec<TokenStream> {
+    let mut by_len: BTreeMap<usize, Vec<TokenStream>> = BTreeMap::new();
+    for (module, tool) in tools {
+        let name = tool.tool.name.as_str();
+        let (module, entry) = (format_ident!("{}", module.name), tool.tool.entry_ident());
+        by_len
+            .entry(name.len())
+            .or_default()
+            .push(quote!(#name => ::core::option::Option::Some(&#module::#entry),));
+    }
+    by_len
+        .into_iter()
+        .map(|(len, arms)| {
+            let len = proc_macro2::Literal::usize_unsuffixed(len);
+            quote! {
+                #len => match name {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
+                },
+            }
+        })
+        .collect()
 }
 
 /// `pub mod toolset { pub const FILE: &str = "file"; ... }`: every toolset

@@ -265,8 +265,18 @@ fn direct_entry(tool: &ToolFn, p: &DirectParts<'_>) -> TokenStream {
         },
         _ => {
             let (names, exprs, vars) = (p.slot_names, p.slot_exprs, p.slot_vars);
+            // A key's slot by a `match`, as serde's derive does: compiled to
+            // length checks and word compares, not a loop of `memcmp`s.
+            let indexes = 0..names.len();
             quote! {
-                let (#(#vars,)*) = #rt::decode_direct(__raw, &[#(#names),*], (#(#exprs,)*))?;
+                let (#(#vars,)*) = #rt::decode_direct(
+                    __raw,
+                    |__key: &str| match __key {
+                        #(#names => #indexes,)*
+                        _ => usize::MAX,
+                    },
+                    (#(#exprs,)*),
+                )?;
             }
         }
     };

@@ -13,7 +13,7 @@
 //! accepts more than its schema admits sees the model's value as sent.
 //!
 //! The macro builds a tuple of [`Slot`]s, one per property in declaration
-//! order, and calls [`decode_direct`] with the property names.
+//! order, and calls [`decode_direct`] with a `match` from key to slot.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -151,16 +151,17 @@ slots!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9);
 slots!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10);
 slots!(S0 0, S1 1, S2 2, S3 3, S4 4, S5 5, S6 6, S7 7, S8 8, S9 9, S10 10, S11 11);
 
-/// Decodes `raw` (a JSON object) into `slots`, keyed by `names` (in slot
-/// order). `None` when anything is off; the caller then takes the `Value`
-/// path, which explains the problem.
-pub fn decode_direct<S: Slots>(
+/// Decodes `raw` (a JSON object) into `slots`; `slot_of` maps a key to its
+/// slot's position (`usize::MAX`: not a parameter, skipped). `None` when
+/// anything is off; the caller then takes the `Value` path, which explains
+/// the problem.
+pub fn decode_direct<S: Slots, K: Fn(&str) -> usize + Copy>(
     raw: &str,
-    names: &'static [&'static str],
+    slot_of: K,
     slots: S,
 ) -> Option<S::Out> {
     let mut de = serde_json::Deserializer::from_str(raw);
-    let out = ObjectSeed { names, slots }.deserialize(&mut de).ok()?;
+    let out = ObjectSeed { slot_of, slots }.deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(out)
 }
@@ -174,19 +175,19 @@ pub fn decode_whole<T: DeserializeOwned>(raw: &str) -> Option<T> {
     serde_json::from_str(raw).ok()
 }
 
-struct ObjectSeed<S> {
-    names: &'static [&'static str],
+struct ObjectSeed<S, K> {
+    slot_of: K,
     slots: S,
 }
 
-impl<'de, S: Slots> DeserializeSeed<'de> for ObjectSeed<S> {
+impl<'de, S: Slots, K: Fn(&str) -> usize + Copy> DeserializeSeed<'de> for ObjectSeed<S, K> {
     type Value = S::Out;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<S::Out, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de, S: Slots> Visitor<'de> for ObjectSeed<S> {
+impl<'de, S: Slots, K: Fn(&str) -> usize + Copy> Visitor<'de> for ObjectSeed<S, K> {
     type Value = S::Out;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -194,7 +195,7 @@ impl<'de, S: Slots> Visitor<'de> for ObjectSeed<S> {
     }
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<S::Out, A::Error> {
-        while let Some(index) = map.next_key_seed(KeySeed(self.names))? {
+        while let Some(index) = map.next_key_seed(KeySeed(self.slot_of))? {
             self.slots.fill(index, &mut map)?;
         }
         self.slots
@@ -203,17 +204,17 @@ impl<'de, S: Slots> Visitor<'de> for ObjectSeed<S> {
     }
 }
 
-/// A key, as its position in the names (`usize::MAX`: not a parameter).
-struct KeySeed(&'static [&'static str]);
+/// A key, as its slot's position (`usize::MAX`: not a parameter).
+struct KeySeed<K>(K);
 
-impl<'de> DeserializeSeed<'de> for KeySeed {
+impl<'de, K: Fn(&str) -> usize> DeserializeSeed<'de> for KeySeed<K> {
     type Value = usize;
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for KeySeed {
+impl<'de, K: Fn(&str) -> usize> Visitor<'de> for KeySeed<K> {
     type Value = usize;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -221,6 +222,6 @@ impl<'de> Visitor<'de> for KeySeed {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<usize, E> {
-        Ok(self.0.iter().position(|n| *n == key).unwrap_or(usize::MAX))
+        Ok((self.0)(key))
     }
 }

@@ -12,14 +12,16 @@
 //! hooks (`ok` / `error` derived from the result) → result transforms.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::catch::{panic_message, CatchUnwind};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
-use crate::entry::{HandlerFuture, ToolEntry};
+use crate::entry::HandlerFuture;
 use crate::hooks::{
     guarded, CallInfo, CallStatus, HookSet, Next, PostCallEvent, PreCallDecision, NO_HOOKS,
 };
@@ -33,8 +35,8 @@ impl Registry {
     /// Malformed JSON is an error result, like every other failure.
     pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
         let raw = raw_args.trim();
-        if let Some((entry, fut)) = self.start_direct(name, raw, ctx) {
-            return self.run_direct(entry, fut).await;
+        if let Some(call) = self.start_direct(name, raw, ctx) {
+            return call.await;
         }
         // Boxed: the full pipeline's state would otherwise make this
         // future ~1 KB, copied on every call, direct ones included.
@@ -89,12 +91,7 @@ impl Registry {
     /// so), and arguments that decode into the parameter types as they
     /// are. Then there is nothing to coerce and nothing to show a hook, so
     /// the call skips the `Value`. `None`: take the full pipeline.
-    fn start_direct(
-        &self,
-        name: &str,
-        raw: &str,
-        ctx: &ToolContext,
-    ) -> Option<(&'static ToolEntry, HandlerFuture)> {
+    fn start_direct(&self, name: &str, raw: &str, ctx: &ToolContext) -> Option<DirectCall> {
         if !raw.starts_with('{') || AGENT_LOOP_TOOLS.contains(&name) {
             return None;
         }
@@ -106,18 +103,16 @@ impl Registry {
         // A parameter type's `Deserialize` may panic: then the full
         // pipeline meets the same panic inside the handler's guard and
         // answers it. (An async fn's body only runs when polled.)
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| direct(ctx, raw)))
+        let fut = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| direct(ctx, raw)))
             .ok()
-            .flatten()
-            .map(|fut| (entry, fut))
-    }
-
-    /// Runs a directly started call: the same timeout, panic containment
-    /// and result cap as [`Registry::run_tool`].
-    async fn run_direct(&self, entry: &'static ToolEntry, fut: HandlerFuture) -> String {
+            .flatten()?;
         let limits = self.limits(entry.name, entry.max_result_chars, None);
-        let outcome = with_timeout(limits.timeout, CatchUnwind::new(fut)).await;
-        settle(outcome, entry.name, &limits)
+        Some(DirectCall {
+            fut,
+            name: entry.name,
+            deadline: Deadline::new(limits.timeout),
+            limits,
+        })
     }
 
     /// The timeout and the result cap of one call.
@@ -356,37 +351,81 @@ async fn run_handler(tool: ToolRef, ctx: ToolContext, args: Value) -> Result<Str
     }
 }
 
-/// `Err(())` when the future did not finish in time. The timer is only
-/// armed when the first poll does not finish the call, so quick tools pay
-/// nothing for it. Outside a tokio runtime, or in one built without
-/// timers, the future runs to its end.
+/// `Err(())` when the future did not finish in time; see [`Deadline`].
 async fn with_timeout<F, T>(limit: Duration, fut: F) -> Result<T, ()>
 where
     F: Future<Output = T>,
 {
-    use std::task::Poll;
     let mut fut = std::pin::pin!(fut);
-    let mut sleep: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
-    let mut armed = false;
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
-            return Poll::Ready(Ok(v));
-        }
-        if !armed {
-            armed = true;
-            if tokio::runtime::Handle::try_current().is_ok() {
-                // `sleep` panics when the runtime has no timer: then no timeout.
-                sleep = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(limit))).ok();
-            }
-        }
-        if let Some(s) = sleep.as_mut() {
-            if s.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(Err(()));
-            }
-        }
-        Poll::Pending
+    let mut deadline = Deadline::new(limit);
+    std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+        Poll::Ready(v) => Poll::Ready(Ok(v)),
+        Poll::Pending if deadline.expired(cx) => Poll::Ready(Err(())),
+        Poll::Pending => Poll::Pending,
     })
     .await
+}
+
+/// The time limit of one call. The timer is only armed once a poll of the
+/// call did not finish it, so quick tools pay nothing for it. Outside a
+/// tokio runtime, or in one built without timers, it never expires.
+struct Deadline {
+    limit: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    armed: bool,
+}
+
+impl Deadline {
+    fn new(limit: Duration) -> Self {
+        Deadline {
+            limit,
+            sleep: None,
+            armed: false,
+        }
+    }
+
+    /// Whether the limit has passed; otherwise `cx` is woken when it does.
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.armed {
+            self.armed = true;
+            if tokio::runtime::Handle::try_current().is_ok() {
+                // `sleep` panics when the runtime has no timer: then no timeout.
+                let limit = self.limit;
+                self.sleep = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(limit))).ok();
+            }
+        }
+        self.sleep
+            .as_mut()
+            .is_some_and(|s| s.as_mut().poll(cx).is_ready())
+    }
+}
+
+/// A directly started call (see [`Registry::start_direct`]) as one
+/// future: the same panic containment, timeout and result cap as
+/// [`Registry::run_tool`], without the layers of `async` wrappers that
+/// cost a direct call more than the rest of its glue.
+struct DirectCall {
+    fut: HandlerFuture,
+    name: &'static str,
+    limits: Limits,
+    deadline: Deadline,
+}
+
+impl Future for DirectCall {
+    type Output = String;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<String> {
+        let this = &mut *self;
+        let fut = this.fut.as_mut();
+        let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx)))
+        {
+            Ok(Poll::Ready(result)) => Ok(Ok(result)),
+            Err(payload) => Ok(Err(panic_message(payload.as_ref()))),
+            Ok(Poll::Pending) if this.deadline.expired(cx) => Err(()),
+            Ok(Poll::Pending) => return Poll::Pending,
+        };
+        Poll::Ready(settle(outcome, this.name, &this.limits))
+    }
 }
 
 fn panic_error(panic: &str) -> String {

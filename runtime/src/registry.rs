@@ -65,6 +65,9 @@ pub type StaticPlans = phf::Map<&'static str, &'static CoercionPlan>;
 #[derive(Debug)]
 pub struct StaticTables {
     pub tools: &'static StaticTools,
+    /// The generated `find_tool`: `tools.get(name)` by a `match`, which
+    /// dispatch resolves names with (phf's SipHash is most of a phf lookup).
+    pub find_tool: fn(&str) -> Option<&'static ToolEntry>,
     /// Tool name → the toolset it registers into.
     pub tool_toolsets: &'static phf::Map<&'static str, &'static str>,
     pub plans: &'static StaticPlans,
@@ -76,6 +79,7 @@ pub struct StaticTables {
 /// Build one per process (`hermes_tools::registry()`) and share it.
 pub struct Registry {
     statics: &'static StaticTools,
+    find_static: fn(&str) -> Option<&'static ToolEntry>,
     plans: &'static StaticPlans,
     toolsets: Toolsets,
     availability: Availability,
@@ -122,6 +126,7 @@ impl Registry {
     pub fn with_availability(tables: &'static StaticTables, availability: Availability) -> Self {
         Registry {
             statics: tables.tools,
+            find_static: tables.find_tool,
             plans: tables.plans,
             toolsets: Toolsets::new(*tables.toolsets),
             availability,
@@ -443,7 +448,7 @@ impl Registry {
 
     /// The built-in tool `name` (a run-time tool of that name aside).
     pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
-        self.statics.get(name).copied()
+        (self.find_static)(name)
     }
 
     /// Every static tool, sorted by name.

@@ -5,6 +5,11 @@
 //! no-op post-call hook registered, to show what hooks cost when present
 //! (and that the no-hook path pays nothing for them).
 //!
+//! After divan's table, the dispatch/baseline ratio is measured paired:
+//! short alternating batches of the two, one ratio per pair, so a drift of
+//! the machine's speed (large on a shared VM) moves both sides of a ratio
+//! alike. That median ratio is the figure the README reports.
+//!
 //! Run: `cargo bench -p hermes-tests --bench dispatch`.
 
 use std::future::Future;
@@ -18,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 fn main() {
     divan::main();
+    paired_ratio();
 }
 
 const ARGS: &str = r#"{"text": "hello world", "count": 3}"#;
@@ -53,16 +59,19 @@ async fn echo(text: String, count: Option<u32>) -> EchoOutput {
     EchoOutput { text, count }
 }
 
+/// What the baseline does per call.
+fn baseline() -> String {
+    let args: EchoArgs = serde_json::from_str(black_box(ARGS)).unwrap_or(EchoArgs {
+        text: String::new(),
+        count: None,
+    });
+    let out = run_ready(echo(args.text, args.count));
+    serde_json::to_string(&out).unwrap_or_default()
+}
+
 #[divan::bench(sample_count = 1000, sample_size = 64)]
 fn baseline_from_str_call_to_string(b: Bencher) {
-    b.bench(|| {
-        let args: EchoArgs = serde_json::from_str(black_box(ARGS)).unwrap_or(EchoArgs {
-            text: String::new(),
-            count: None,
-        });
-        let out = run_ready(echo(args.text, args.count));
-        serde_json::to_string(&out).unwrap_or_default()
-    });
+    b.bench(baseline);
 }
 
 #[divan::bench(sample_count = 1000, sample_size = 64)]
@@ -100,4 +109,76 @@ fn floor_parse_value_then_decode(b: Bencher) {
         let out = run_ready(echo(args.text, args.count));
         serde_json::to_string(&out).unwrap_or_default()
     });
+}
+
+/// Nanoseconds per call of `f`, over one batch.
+fn batch_ns(f: &mut dyn FnMut() -> String, calls: u32) -> f64 {
+    let mut outs = Vec::with_capacity(calls as usize);
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        outs.push(black_box(f()));
+    }
+    let ns = start.elapsed().as_nanos() as f64 / f64::from(calls);
+    drop(outs);
+    ns
+}
+
+/// Prints medians of paired ratios (see the module docs): dispatch over
+/// the baseline (the README's figure), and its two parts: the tool's own
+/// direct entry (decode, boxed future, call, encode) over the baseline, and
+/// dispatch over that entry (lookup, panic guard, timeout, result cap).
+fn paired_ratio() {
+    let registry = Registry::new(&hermes_tests::generated::TABLES);
+    let ctx = ctx();
+    let direct = hermes_tests::generated::TABLES
+        .tools
+        .get("echo")
+        .and_then(|e| e.direct);
+    let mut dispatch = || run_ready(registry.dispatch_json("echo", black_box(ARGS), &ctx));
+    let mut entry = || {
+        direct
+            .and_then(|d| d(&ctx, black_box(ARGS)))
+            .map(run_ready)
+            .unwrap_or_default()
+    };
+    let mut base = baseline;
+    println!();
+    paired("dispatch_json / baseline", &mut dispatch, &mut base);
+    paired("  direct entry / baseline", &mut entry, &mut base);
+    paired("  dispatch_json / direct entry", &mut dispatch, &mut entry);
+}
+
+/// Measures `a` against `b` in alternating batches; prints the median
+/// ratio with its 10th-90th percentiles and the median times.
+fn paired(label: &str, a: &mut dyn FnMut() -> String, b: &mut dyn FnMut() -> String) {
+    const PAIRS: usize = 300;
+    const CALLS: u32 = 4000;
+    batch_ns(a, CALLS * 5);
+    batch_ns(b, CALLS * 5);
+    let (mut ratios, mut a_ns, mut b_ns) = (Vec::new(), Vec::new(), Vec::new());
+    for pair in 0..PAIRS {
+        // Alternate which side runs first.
+        let (ta, tb) = if pair % 2 == 0 {
+            let ta = batch_ns(a, CALLS);
+            (ta, batch_ns(b, CALLS))
+        } else {
+            let tb = batch_ns(b, CALLS);
+            (batch_ns(a, CALLS), tb)
+        };
+        ratios.push(ta / tb);
+        a_ns.push(ta);
+        b_ns.push(tb);
+    }
+    let pct = |v: &mut Vec<f64>, p: usize| {
+        v.sort_by(f64::total_cmp);
+        v[(v.len() - 1) * p / 100]
+    };
+    println!(
+        "{label}: {:.2}x (10th-90th percentile {:.2}-{:.2}x; {:.0} ns vs {:.0} ns)",
+        pct(&mut ratios, 50),
+        pct(&mut ratios, 10),
+        pct(&mut ratios, 90),
+        pct(&mut a_ns, 50),
+        pct(&mut b_ns, 50),
+    );
 }

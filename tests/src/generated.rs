@@ -28,6 +28,48 @@ pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::p
         ("sleepy", &edges::__HERMES_TOOL_sleepy),
     ],
 };
+/// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
+/// on the length, then on the name: what dispatch resolves names
+/// with (phf's SipHash costs more than the rest of a lookup).
+pub fn find_tool(
+    name: &str,
+) -> ::core::option::Option<&'static ::hermes_runtime::__private::ToolEntry> {
+    match name.len() {
+        4 => match name {
+            "echo" => ::core::option::Option::Some(&edges::__HERMES_TOOL_echo),
+            _ => ::core::option::Option::None,
+        },
+        5 => match name {
+            "range" => ::core::option::Option::Some(&edges::__HERMES_TOOL_range),
+            _ => ::core::option::Option::None,
+        },
+        6 => match name {
+            "sleepy" => ::core::option::Option::Some(&edges::__HERMES_TOOL_sleepy),
+            "whoami" => ::core::option::Option::Some(&edges::__HERMES_TOOL_whoami),
+            _ => ::core::option::Option::None,
+        },
+        10 => match name {
+            "maybe_fail" => ::core::option::Option::Some(&edges::__HERMES_TOOL_maybe_fail),
+            "notes_read" => ::core::option::Option::Some(&gated::__HERMES_TOOL_notes_read),
+            "panic_sync" => ::core::option::Option::Some(&edges::__HERMES_TOOL_panic_sync),
+            "raw_string" => ::core::option::Option::Some(&edges::__HERMES_TOOL_raw_string),
+            "typed_echo" => ::core::option::Option::Some(&typed::__HERMES_TOOL_typed_echo),
+            _ => ::core::option::Option::None,
+        },
+        11 => match name {
+            "gated_fetch" => ::core::option::Option::Some(&gated::__HERMES_TOOL_gated_fetch),
+            "notes_write" => ::core::option::Option::Some(&gated::__HERMES_TOOL_notes_write),
+            "panic_async" => ::core::option::Option::Some(&edges::__HERMES_TOOL_panic_async),
+            "range_async" => ::core::option::Option::Some(&typed::__HERMES_TOOL_range_async),
+            _ => ::core::option::Option::None,
+        },
+        12 => match name {
+            "gated_search" => ::core::option::Option::Some(&gated::__HERMES_TOOL_gated_search),
+            _ => ::core::option::Option::None,
+        },
+        _ => ::core::option::Option::None,
+    }
+}
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
@@ -74,6 +116,7 @@ mod plans;
 /// Everything the runtime's `Registry` is built over.
 pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
     tools: &TOOLS,
+    find_tool,
     tool_toolsets: &TOOL_TOOLSETS,
     plans: &plans::PLANS,
     toolsets: &TOOLSET_TABLE,

@@ -53,3 +53,32 @@ fn static_coercion_plans_match_the_schemas() {
         }
     }
 }
+
+#[test]
+fn find_tool_answers_as_the_phf_map() {
+    for tables in [
+        &hermes_tools::generated::TABLES,
+        &hermes_tests::generated::TABLES,
+    ] {
+        for name in tables.tools.keys() {
+            let found = (tables.find_tool)(name).map(|e| e.name);
+            assert_eq!(found, Some(*name), "find_tool({name:?})");
+            // Near misses of every length class: none is a tool.
+            let mut upper = name.to_uppercase();
+            upper.push('_');
+            for other in [
+                &name[..name.len() - 1],
+                &format!("{name}x"),
+                &upper[..name.len()],
+                &name.replace('_', "-"),
+            ] {
+                assert_eq!(
+                    (tables.find_tool)(other).map(|e| e.name),
+                    tables.tools.get(other).map(|e| e.name),
+                    "find_tool({other:?})"
+                );
+            }
+        }
+        assert!((tables.find_tool)("").is_none());
+    }
+}

@@ -35,6 +35,56 @@ pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::p
         ("search_files", &file::__HERMES_TOOL_search_files),
     ],
 };
+/// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
+/// on the length, then on the name: what dispatch resolves names
+/// with (phf's SipHash costs more than the rest of a lookup).
+pub fn find_tool(
+    name: &str,
+) -> ::core::option::Option<&'static ::hermes_runtime::__private::ToolEntry> {
+    match name.len() {
+        4 => match name {
+            "todo" => ::core::option::Option::Some(&todo::__HERMES_TOOL_todo),
+            _ => ::core::option::Option::None,
+        },
+        5 => match name {
+            "patch" => ::core::option::Option::Some(&file::__HERMES_TOOL_patch),
+            _ => ::core::option::Option::None,
+        },
+        6 => match name {
+            "memory" => ::core::option::Option::Some(&memory::__HERMES_TOOL_memory),
+            _ => ::core::option::Option::None,
+        },
+        7 => match name {
+            "clarify" => ::core::option::Option::Some(&clarify::__HERMES_TOOL_clarify),
+            "process" => ::core::option::Option::Some(&terminal::__HERMES_TOOL_process),
+            _ => ::core::option::Option::None,
+        },
+        8 => match name {
+            "terminal" => ::core::option::Option::Some(&terminal::__HERMES_TOOL_terminal),
+            _ => ::core::option::Option::None,
+        },
+        9 => match name {
+            "read_file" => ::core::option::Option::Some(&file::__HERMES_TOOL_read_file),
+            _ => ::core::option::Option::None,
+        },
+        10 => match name {
+            "skill_view" => ::core::option::Option::Some(&skills::__HERMES_TOOL_skill_view),
+            "web_search" => ::core::option::Option::Some(&web::__HERMES_TOOL_web_search),
+            "write_file" => ::core::option::Option::Some(&file::__HERMES_TOOL_write_file),
+            _ => ::core::option::Option::None,
+        },
+        11 => match name {
+            "skills_list" => ::core::option::Option::Some(&skills::__HERMES_TOOL_skills_list),
+            "web_extract" => ::core::option::Option::Some(&web::__HERMES_TOOL_web_extract),
+            _ => ::core::option::Option::None,
+        },
+        12 => match name {
+            "search_files" => ::core::option::Option::Some(&file::__HERMES_TOOL_search_files),
+            _ => ::core::option::Option::None,
+        },
+        _ => ::core::option::Option::None,
+    }
+}
 /// Tool name → the toolset it registers into.
 pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
     ::hermes_runtime::__private::phf::Map {
@@ -81,6 +131,7 @@ mod plans;
 /// Everything the runtime's `Registry` is built over.
 pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
     tools: &TOOLS,
+    find_tool,
     tool_toolsets: &TOOL_TOOLSETS,
     plans: &plans::PLANS,
     toolsets: &TOOLSET_TABLE,
