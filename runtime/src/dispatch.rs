@@ -419,6 +419,10 @@ impl Future for DirectCall {
         let fut = this.fut.as_mut();
         let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx)))
         {
+            // The common case, without `settle`'s detour.
+            Ok(Poll::Ready(result)) if result.len() <= this.limits.cap => {
+                return Poll::Ready(result)
+            }
             Ok(Poll::Ready(result)) => Ok(Ok(result)),
             Err(payload) => Ok(Err(panic_message(payload.as_ref()))),
             Ok(Poll::Pending) if this.deadline.expired(cx) => Err(()),
