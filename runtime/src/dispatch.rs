@@ -34,10 +34,12 @@ impl Registry {
     /// Calls the tool `name` with the raw JSON text the model sent.
     /// Malformed JSON is an error result, like every other failure.
     pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
-        let raw = raw_args.trim();
-        if let Some(call) = self.start_direct(name, raw, ctx) {
+        // The direct path needs no trimming: it takes text that starts
+        // with `{`, and the decode allows trailing white space.
+        if let Some(call) = self.start_direct(name, raw_args, ctx) {
             return call.await;
         }
+        let raw = raw_args.trim();
         // Boxed: the full pipeline's state would otherwise make this
         // future ~1 KB, copied on every call, direct ones included.
         Box::pin(self.dispatch_raw(name, raw, ctx)).await
