@@ -112,8 +112,8 @@ impl Registry {
         Some(DirectCall {
             fut,
             name: entry.name,
+            cap: limits.cap,
             deadline: Deadline::new(limits.timeout),
-            limits,
         })
     }
 
@@ -409,7 +409,8 @@ impl Deadline {
 struct DirectCall {
     fut: HandlerFuture,
     name: &'static str,
-    limits: Limits,
+    /// The result cap (the timeout is the deadline's).
+    cap: usize,
     deadline: Deadline,
 }
 
@@ -422,15 +423,17 @@ impl Future for DirectCall {
         let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx)))
         {
             // The common case, without `settle`'s detour.
-            Ok(Poll::Ready(result)) if result.len() <= this.limits.cap => {
-                return Poll::Ready(result)
-            }
+            Ok(Poll::Ready(result)) if result.len() <= this.cap => return Poll::Ready(result),
             Ok(Poll::Ready(result)) => Ok(Ok(result)),
             Err(payload) => Ok(Err(panic_message(payload.as_ref()))),
             Ok(Poll::Pending) if this.deadline.expired(cx) => Err(()),
             Ok(Poll::Pending) => return Poll::Pending,
         };
-        Poll::Ready(settle(outcome, this.name, &this.limits))
+        let limits = Limits {
+            timeout: this.deadline.limit,
+            cap: this.cap,
+        };
+        Poll::Ready(settle(outcome, this.name, &limits))
     }
 }
 
