@@ -110,7 +110,7 @@ impl Registry {
             .flatten()?;
         let limits = self.limits(entry.name, entry.max_result_chars, None);
         Some(DirectCall {
-            fut,
+            fut: CatchUnwind::new(fut),
             name: entry.name,
             cap: limits.cap,
             deadline: Deadline::new(limits.timeout),
@@ -321,17 +321,24 @@ struct Limits {
     cap: usize,
 }
 
-/// The answer of a finished (or timed-out) handler.
+/// The answer of a finished (or timed-out) handler. Inlined: a result
+/// within its cap, the common case, is then passed on without a call.
+#[inline]
 fn settle(outcome: Result<Result<String, String>, ()>, name: &str, limits: &Limits) -> String {
     match outcome {
         // The cap is for what the tool produced, not the runtime's own errors.
         Ok(Ok(result)) => cap_result(result, limits.cap),
         Ok(Err(panic)) => panic_error(&panic),
-        Err(()) => error_json(format!(
-            "Tool '{name}' timed out after {} and was cancelled",
-            human(limits.timeout)
-        )),
+        Err(()) => timeout_error(name, limits.timeout),
     }
+}
+
+#[cold]
+fn timeout_error(name: &str, timeout: Duration) -> String {
+    error_json(format!(
+        "Tool '{name}' timed out after {} and was cancelled",
+        human(timeout)
+    ))
 }
 
 /// Starts a handler and awaits it, containing panics (sync or async).
@@ -407,7 +414,7 @@ impl Deadline {
 /// [`Registry::run_tool`], without the layers of `async` wrappers that
 /// cost a direct call more than the rest of its glue.
 struct DirectCall {
-    fut: HandlerFuture,
+    fut: CatchUnwind<HandlerFuture>,
     name: &'static str,
     /// The result cap (the timeout is the deadline's).
     cap: usize,
@@ -419,15 +426,10 @@ impl Future for DirectCall {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<String> {
         let this = &mut *self;
-        let fut = this.fut.as_mut();
-        let outcome = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.poll(cx)))
-        {
-            // The common case, without `settle`'s detour.
-            Ok(Poll::Ready(result)) if result.len() <= this.cap => return Poll::Ready(result),
-            Ok(Poll::Ready(result)) => Ok(Ok(result)),
-            Err(payload) => Ok(Err(panic_message(payload.as_ref()))),
-            Ok(Poll::Pending) if this.deadline.expired(cx) => Err(()),
-            Ok(Poll::Pending) => return Poll::Pending,
+        let outcome = match Pin::new(&mut this.fut).poll(cx) {
+            Poll::Ready(result) => Ok(result),
+            Poll::Pending if this.deadline.expired(cx) => Err(()),
+            Poll::Pending => return Poll::Pending,
         };
         let limits = Limits {
             timeout: this.deadline.limit,
@@ -467,11 +469,17 @@ fn status_of(result: &str) -> CallStatus {
 /// Cuts a result longer than `cap` characters. The answer stays a JSON
 /// document: `{"truncated": "...", "result": "<first cap characters>"}`,
 /// cut on a character boundary.
+#[inline]
 pub(crate) fn cap_result(result: String, cap: usize) -> String {
     // Fast path: byte length bounds the character count.
     if result.len() <= cap {
         return result;
     }
+    cut_result(result, cap)
+}
+
+#[cold]
+fn cut_result(result: String, cap: usize) -> String {
     let total = result.chars().count();
     if total <= cap {
         return result;
