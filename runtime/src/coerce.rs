@@ -292,32 +292,44 @@ impl PropPlan {
         match value {
             Value::String(s) => {
                 if let Some(new) = self.coerce_str(s) {
-                    *value = new;
-                    normalize_children(value, &self.node, 0);
+                    // Frees the old text without the general `Value` drop.
+                    if let Value::String(old) = std::mem::replace(value, new) {
+                        drop(old);
+                    }
+                    self.repair_children(value);
                 } else if wrap {
                     let s = std::mem::take(s);
                     *value = Value::Array(vec![Value::String(s)]);
-                    normalize_children(value, &self.node, 0);
+                    self.repair_children(value);
                 }
             }
             Value::Null => {}
             Value::Array(_) => {
                 if wrap {
-                    normalize_children(value, &self.node, 0);
+                    self.repair_children(value);
                 }
             }
             Value::Object(_) if !wrap => {
                 if self.flags & PropPlan::OBJECT != 0 {
-                    normalize_children(value, &self.node, 0);
+                    self.repair_children(value);
                 }
             }
             Value::Bool(_) | Value::Number(_) | Value::Object(_) => {
                 if wrap {
                     let inner = std::mem::take(value);
                     *value = Value::Array(vec![inner]);
-                    normalize_children(value, &self.node, 0);
+                    self.repair_children(value);
                 }
             }
+        }
+    }
+
+    /// Nested repair of the list or object the value now is, if the plan
+    /// has any.
+    #[inline]
+    fn repair_children(&self, value: &mut Value) {
+        if !self.node.items.is_empty() || !self.node.props.is_empty() {
+            normalize_children(value, &self.node, 0);
         }
     }
 
@@ -506,17 +518,47 @@ fn cmp_names(a: &str, b: &str) -> Ordering {
         .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
-/// Finds `key` among items sorted with [`cmp_names`]: a binary search on the
-/// length, which needs no string bytes, then a byte comparison with the few
-/// names of that length. (Comparing whole short strings through `memcmp` costs
-/// more than the rest of applying a plan to a well-typed call.)
+/// Finds `key` among items sorted with [`cmp_names`]: a scan (or, past eight
+/// items, a binary search) on the length, which needs no string bytes, then
+/// a word-wise comparison with the few names of that length. (Comparing short strings through `memcmp`, or
+/// byte by byte, costs more than the rest of applying a plan to a well-typed
+/// call.)
+#[inline]
 fn find_by_name<'a, T>(items: &'a [T], key: &str, name: impl Fn(&T) -> &str) -> Option<&'a T> {
     let len = key.len();
-    let start = items.partition_point(|item| name(item).len() < len);
-    items[start..]
-        .iter()
-        .take_while(|item| name(item).len() == len)
-        .find(|item| name(item).bytes().zip(key.bytes()).all(|(a, b)| a == b))
+    // A short list is scanned; the lengths tell most names apart.
+    let start = if items.len() > 8 {
+        items.partition_point(|item| name(item).len() < len)
+    } else {
+        0
+    };
+    for item in items.get(start..)? {
+        let candidate = name(item).as_bytes();
+        match candidate.len().cmp(&len) {
+            Ordering::Less => {}
+            Ordering::Equal if same_bytes(candidate, key.as_bytes()) => return Some(item),
+            Ordering::Equal => {}
+            Ordering::Greater => return None,
+        }
+    }
+    None
+}
+
+/// Equality of two byte strings of the same length, reading whole words:
+/// the first and the last 8 (or 4, or 2) bytes, overlapping when shorter
+/// than twice that, and `==` past 16 bytes.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    fn ends<const N: usize>(s: &[u8]) -> Option<(&[u8; N], &[u8; N])> {
+        Some((s.first_chunk::<N>()?, s.last_chunk::<N>()?))
+    }
+    match a.len() {
+        0..=1 => a == b,
+        2..=3 => ends::<2>(a) == ends::<2>(b),
+        4..=7 => ends::<4>(a) == ends::<4>(b),
+        8..=16 => ends::<8>(a) == ends::<8>(b),
+        _ => a == b,
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -586,7 +628,17 @@ fn is_py_space(c: char) -> bool {
 }
 
 /// Python's `str.strip()` with no arguments.
+#[inline]
 fn py_strip(s: &str) -> &str {
+    // Most strings start and end with a printable ASCII character.
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(b'!'..=b'~'), Some(b'!'..=b'~')) => s,
+        _ => py_strip_slow(s),
+    }
+}
+
+#[cold]
+fn py_strip_slow(s: &str) -> &str {
     s.trim_matches(is_py_space)
 }
 
@@ -607,6 +659,7 @@ fn coerce_bool(s: &str) -> Option<Value> {
 
 /// Parses `s` as JSON when it is a JSON array (`open == b'['`) or object
 /// (`open == b'{'`), surrounding JSON white space allowed.
+#[inline]
 fn parse_json_container(s: &str, open: u8) -> Option<Value> {
     let first = s
         .bytes()
@@ -614,6 +667,10 @@ fn parse_json_container(s: &str, open: u8) -> Option<Value> {
     if first != open {
         return None;
     }
+    parse_json_text(s, open)
+}
+
+fn parse_json_text(s: &str, open: u8) -> Option<Value> {
     match serde_json::from_str::<Value>(s) {
         Ok(v @ Value::Array(_)) if open == b'[' => Some(v),
         Ok(v @ Value::Object(_)) if open == b'{' => Some(v),
@@ -755,6 +812,7 @@ fn int_value(negative: bool, magnitude: u128) -> Option<Value> {
 }
 
 /// The number rule: `integer_only` for `integer`, else `number`.
+#[inline]
 fn coerce_number(s: &str, integer_only: bool) -> Option<Value> {
     // Fast path: a plain ASCII integer of at most 18 digits.
     let b = s.as_bytes();
@@ -769,7 +827,11 @@ fn coerce_number(s: &str, integer_only: bool) -> Option<Value> {
             .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0'));
         return Some(Value::from(if negative { -v } else { v }));
     }
+    coerce_number_text(s, integer_only)
+}
 
+/// [`coerce_number`] past its fast path: Python `float()` syntax.
+fn coerce_number_text(s: &str, integer_only: bool) -> Option<Value> {
     let dec = parse_decimal(s)?;
     let Some(first) = dec.digits.iter().position(|&d| d != b'0') else {
         return Some(Value::from(0)); // any zero, including "-0" and "-0.0e5"

@@ -1417,6 +1417,34 @@ fn huge_payload() {
     assert_eq!(todos[n - 1], json!({"id": n - 1, "deps": [n - 1]}));
 }
 
+/// Argument names are matched exactly, whatever their length: a name that
+/// differs from a property's in one byte, anywhere, is not that property
+/// (plans compare names a word at a time, so every length class and every
+/// byte position is tried), at the top level and among nested properties.
+#[test]
+fn names_match_exactly_at_every_length_and_position() {
+    for len in 1..=40usize {
+        let name: String = (0..len)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let params = json!({"properties": {
+            name.as_str(): {"type": "integer"},
+            "outer": {"type": "object", "properties": {name.as_str(): {"type": "array"}}},
+        }});
+        let plan = CoercionPlan::compile(&params);
+        let exact = plan.apply(json!({ name.as_str(): "5", "outer": { name.as_str(): "[1]" } }));
+        assert_eq!(exact[name.as_str()], json!(5), "length {len}");
+        assert_eq!(exact["outer"][name.as_str()], json!([1]), "length {len}");
+        for pos in 0..len {
+            let mut near = name.clone().into_bytes();
+            near[pos] = b'Z';
+            let near = String::from_utf8(near).expect("ASCII");
+            let args = json!({ near.as_str(): "5", "outer": { near.as_str(): "[1]" } });
+            assert_eq!(plan.apply(args.clone()), args, "length {len}, byte {pos}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Plans.
 

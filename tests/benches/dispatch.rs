@@ -5,10 +5,9 @@
 //! no-op post-call hook registered, to show what hooks cost when present
 //! (and that the no-hook path pays nothing for them).
 //!
-//! After divan's table, the dispatch/baseline ratio is measured paired:
-//! short alternating batches of the two, one ratio per pair, so a drift of
-//! the machine's speed (large on a shared VM) moves both sides of a ratio
-//! alike. That median ratio is the figure the README reports.
+//! After divan's table, the dispatch/baseline ratio is measured paired
+//! (`paired/mod.rs`): short alternating batches of the two, one ratio per
+//! pair. That median ratio is the figure the README reports.
 //!
 //! Run: `cargo bench -p hermes-tests --bench dispatch`.
 
@@ -19,7 +18,10 @@ use std::task::{Context, Poll, Waker};
 use divan::{black_box, Bencher};
 use hermes_runtime::hooks::{PostCallEvent, PostCallHook};
 use hermes_runtime::{Profile, Registry, ToolContext};
+use paired::{batch_ns, paired};
 use serde::{Deserialize, Serialize};
+
+mod paired;
 
 fn main() {
     divan::main();
@@ -59,7 +61,9 @@ async fn echo(text: String, count: Option<u32>) -> EchoOutput {
     EchoOutput { text, count }
 }
 
-/// What the baseline does per call.
+/// What the baseline does per call: one call of a function, as
+/// `dispatch_json` is (never inlined into the benchmark's loop).
+#[inline(never)]
 fn baseline() -> String {
     let args: EchoArgs = serde_json::from_str(black_box(ARGS)).unwrap_or(EchoArgs {
         text: String::new(),
@@ -111,18 +115,6 @@ fn floor_parse_value_then_decode(b: Bencher) {
     });
 }
 
-/// Nanoseconds per call of `f`, over one batch.
-fn batch_ns(f: &mut dyn FnMut() -> String, calls: u32) -> f64 {
-    let mut outs = Vec::with_capacity(calls as usize);
-    let start = std::time::Instant::now();
-    for _ in 0..calls {
-        outs.push(black_box(f()));
-    }
-    let ns = start.elapsed().as_nanos() as f64 / f64::from(calls);
-    drop(outs);
-    ns
-}
-
 /// Prints medians of paired ratios (see the module docs): dispatch over
 /// the baseline (the README's figure), and its two parts: the tool's own
 /// direct entry (decode, boxed future, call, encode) over the baseline, and
@@ -134,51 +126,26 @@ fn paired_ratio() {
         .tools
         .get("echo")
         .and_then(|e| e.direct);
-    let mut dispatch = || run_ready(registry.dispatch_json("echo", black_box(ARGS), &ctx));
-    let mut entry = || {
+    let dispatch_once = || run_ready(registry.dispatch_json("echo", black_box(ARGS), &ctx));
+    let entry_once = || {
         direct
             .and_then(|d| d(&ctx, black_box(ARGS)))
             .map(run_ready)
             .unwrap_or_default()
     };
-    let mut base = baseline;
+    let mut dispatch = |n| batch_ns(n, || (), |()| dispatch_once());
+    let mut entry = |n| batch_ns(n, || (), |()| entry_once());
+    let mut base = |n| batch_ns(n, || (), |()| baseline());
     println!();
-    paired("dispatch_json / baseline", &mut dispatch, &mut base);
-    paired("  direct entry / baseline", &mut entry, &mut base);
-    paired("  dispatch_json / direct entry", &mut dispatch, &mut entry);
-}
-
-/// Measures `a` against `b` in alternating batches; prints the median
-/// ratio with its 10th-90th percentiles and the median times.
-fn paired(label: &str, a: &mut dyn FnMut() -> String, b: &mut dyn FnMut() -> String) {
-    const PAIRS: usize = 300;
-    const CALLS: u32 = 4000;
-    batch_ns(a, CALLS * 5);
-    batch_ns(b, CALLS * 5);
-    let (mut ratios, mut a_ns, mut b_ns) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..PAIRS {
-        // Alternate which side runs first.
-        let (ta, tb) = if pair % 2 == 0 {
-            let ta = batch_ns(a, CALLS);
-            (ta, batch_ns(b, CALLS))
-        } else {
-            let tb = batch_ns(b, CALLS);
-            (batch_ns(a, CALLS), tb)
-        };
-        ratios.push(ta / tb);
-        a_ns.push(ta);
-        b_ns.push(tb);
-    }
-    let pct = |v: &mut Vec<f64>, p: usize| {
-        v.sort_by(f64::total_cmp);
-        v[(v.len() - 1) * p / 100]
-    };
-    println!(
-        "{label}: {:.2}x (10th-90th percentile {:.2}-{:.2}x; {:.0} ns vs {:.0} ns)",
-        pct(&mut ratios, 50),
-        pct(&mut ratios, 10),
-        pct(&mut ratios, 90),
-        pct(&mut a_ns, 50),
-        pct(&mut b_ns, 50),
+    paired("dispatch_json / baseline", CALLS, &mut dispatch, &mut base);
+    paired("  direct entry / baseline", CALLS, &mut entry, &mut base);
+    paired(
+        "  dispatch_json / direct entry",
+        CALLS,
+        &mut dispatch,
+        &mut entry,
     );
 }
+
+/// Calls per batch of a pair.
+const CALLS: u32 = 4000;
