@@ -502,6 +502,14 @@ mod walk {
     }
 
     fn json_of_kind(text: &str, array: bool) -> Option<Value> {
+        // The plan's fast path: only text opening the wanted kind is parsed.
+        let open = if array { b'[' } else { b'{' };
+        let first = text
+            .bytes()
+            .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))?;
+        if first != open {
+            return None;
+        }
         match serde_json::from_str::<Value>(text).ok()? {
             v @ Value::Array(_) if array => Some(v),
             v @ Value::Object(_) if !array => Some(v),
