@@ -296,40 +296,31 @@ impl PropPlan {
                     if let Value::String(old) = std::mem::replace(value, new) {
                         drop(old);
                     }
-                    self.repair_children(value);
+                    normalize_children(value, &self.node, 0);
                 } else if wrap {
                     let s = std::mem::take(s);
                     *value = Value::Array(vec![Value::String(s)]);
-                    self.repair_children(value);
+                    normalize_children(value, &self.node, 0);
                 }
             }
             Value::Null => {}
             Value::Array(_) => {
                 if wrap {
-                    self.repair_children(value);
+                    normalize_children(value, &self.node, 0);
                 }
             }
             Value::Object(_) if !wrap => {
                 if self.flags & PropPlan::OBJECT != 0 {
-                    self.repair_children(value);
+                    normalize_children(value, &self.node, 0);
                 }
             }
             Value::Bool(_) | Value::Number(_) | Value::Object(_) => {
                 if wrap {
                     let inner = std::mem::take(value);
                     *value = Value::Array(vec![inner]);
-                    self.repair_children(value);
+                    normalize_children(value, &self.node, 0);
                 }
             }
-        }
-    }
-
-    /// Nested repair of the list or object the value now is, if the plan
-    /// has any.
-    #[inline]
-    fn repair_children(&self, value: &mut Value) {
-        if !self.node.items.is_empty() || !self.node.props.is_empty() {
-            normalize_children(value, &self.node, 0);
         }
     }
 
@@ -520,9 +511,9 @@ fn cmp_names(a: &str, b: &str) -> Ordering {
 
 /// Finds `key` among items sorted with [`cmp_names`]: a scan (or, past eight
 /// items, a binary search) on the length, which needs no string bytes, then
-/// a word-wise comparison with the few names of that length. (Comparing short strings through `memcmp`, or
-/// byte by byte, costs more than the rest of applying a plan to a well-typed
-/// call.)
+/// a word-wise comparison with the few names of that length. (Comparing
+/// short strings through `memcmp`, or byte by byte, costs more than the rest
+/// of applying a plan to a well-typed call.)
 #[inline]
 fn find_by_name<'a, T>(items: &'a [T], key: &str, name: impl Fn(&T) -> &str) -> Option<&'a T> {
     let len = key.len();
@@ -565,7 +556,15 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
 // Nested repair
 
 /// Repairs the children of a list or object sitting at `depth` under `node`.
+#[inline]
 fn normalize_children(value: &mut Value, node: &RepairNode, depth: usize) {
+    // Most nodes have nothing below them: then there is no call.
+    if !node.items.is_empty() || !node.props.is_empty() {
+        repair_children(value, node, depth);
+    }
+}
+
+fn repair_children(value: &mut Value, node: &RepairNode, depth: usize) {
     match value {
         Value::Array(elements) => {
             if let Some(item_node) = node.items.first() {

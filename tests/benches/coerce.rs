@@ -39,31 +39,33 @@ fn paired_ratios() {
         ("well typed", well_typed_call),
     ];
     for (shape, call) in shapes {
-        let mut by_plan = |n| batch_ns(n, call, |args| plan().apply(args));
-        let mut by_walking = |n| batch_ns(n, call, |args| walk::coerce(black_box(schema()), args));
         let label = format!("walking / plan, {shape}");
-        paired(&label, CALLS, &mut by_walking, &mut by_plan);
+        paired(&label, CALLS, &mut by_walking(call), &mut by_plan(call));
     }
     // What the plan costs over code written by hand for this one schema.
     let mut by_hand = |n| batch_ns(n, scalar_encoded_call, hand_written::coerce);
-    let mut by_plan = |n| batch_ns(n, scalar_encoded_call, |args| plan().apply(args));
     paired(
         "plan / hand-written for this schema, 3 string-encoded scalars",
         CALLS,
-        &mut by_plan,
+        &mut by_plan(scalar_encoded_call),
         &mut by_hand,
     );
-    let mut by_walking = |n| {
-        batch_ns(n, scalar_encoded_call, |args| {
-            walk::coerce(black_box(schema()), args)
-        })
-    };
     paired(
         "walking / hand-written, 3 string-encoded scalars",
         CALLS,
-        &mut by_walking,
+        &mut by_walking(scalar_encoded_call),
         &mut by_hand,
     );
+}
+
+/// A batch of coercions of `call` by the plan, for [`paired`].
+fn by_plan(call: fn() -> Value) -> impl FnMut(u32) -> f64 {
+    move |n| batch_ns(n, call, |args| plan().apply(args))
+}
+
+/// A batch of coercions of `call` by the walk, for [`paired`].
+fn by_walking(call: fn() -> Value) -> impl FnMut(u32) -> f64 {
+    move |n| batch_ns(n, call, |args| walk::coerce(black_box(schema()), args))
 }
 
 /// A realistic tool schema: four properties with descriptions and extra keywords.
