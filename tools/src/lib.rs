@@ -24,6 +24,12 @@ pub use generated::memory::snapshot as memory_snapshot;
 pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
 
+/// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::generated::web::html_to_markdown;
+}
+
 /// The registry of every built-in tool.
 pub fn registry() -> &'static Registry {
     static REGISTRY: std::sync::LazyLock<Registry> =

@@ -20,6 +20,10 @@ use serde_json::{json, Value};
 
 pub use policy::ALLOW_PRIVATE_SETTING;
 
+/// The page-to-markdown writer, for the fuzz targets (`crate::fuzzing`).
+#[doc(hidden)]
+pub use html::to_markdown as html_to_markdown;
+
 /// URLs read by one `web_extract` call at most.
 pub const MAX_URLS: usize = 5;
 /// Characters of one page returned when no `char_limit` is given.
