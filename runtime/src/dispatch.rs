@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::blocking::BlockingWork;
+use crate::cap::cap_result;
 use crate::catch::{panic_message, CatchUnwind};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
 use crate::entry::HandlerFuture;
@@ -258,12 +260,19 @@ impl Registry {
         // Timing is for post-call hooks: without them, skip the clock reads.
         let started = (!hooks.post.is_empty()).then(Instant::now);
         let outcome = if hooks.execution.is_empty() {
-            with_timeout(timeout, run_handler(tool.clone(), ctx.clone(), args)).await
+            let blocking = self.blocking_work().clone();
+            with_timeout(
+                timeout,
+                run_handler(tool.clone(), ctx.clone(), args, blocking),
+            )
+            .await
         } else {
             let next: Next = {
                 let (tool, ctx) = (tool.clone(), ctx.clone());
+                let blocking = self.blocking_work().clone();
                 Arc::new(move || {
-                    let fut = run_handler(tool.clone(), ctx.clone(), args.clone());
+                    let fut =
+                        run_handler(tool.clone(), ctx.clone(), args.clone(), blocking.clone());
                     Box::pin(async move { finish(fut.await) }) as HandlerFuture
                 })
             };
@@ -341,20 +350,26 @@ fn timeout_error(name: &str, timeout: Duration) -> String {
     ))
 }
 
-/// Starts a handler and awaits it, containing panics (sync or async).
-async fn run_handler(tool: ToolRef, ctx: ToolContext, args: Value) -> Result<String, String> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| tool.start(ctx, args))) {
+/// Starts a handler and awaits it, containing panics (sync or async). A
+/// blocking handler runs through `blocking`, which accounts for it when
+/// its call is over before it is (see `blocking.rs`).
+async fn run_handler(
+    tool: ToolRef,
+    ctx: ToolContext,
+    args: Value,
+    blocking: BlockingWork,
+) -> Result<String, String> {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    match catch_unwind(AssertUnwindSafe(|| tool.start(ctx, args))) {
         Err(payload) => Err(panic_message(payload.as_ref())),
         Ok(HandlerStart::Future(fut)) => CatchUnwind::new(fut).await,
         Ok(HandlerStart::Blocking(handler, ctx, args)) => {
-            match tokio::runtime::Handle::try_current() {
-                Ok(handle) => match handle.spawn_blocking(move || handler(ctx, args)).await {
-                    Ok(result) => Ok(result),
-                    Err(e) if e.is_panic() => Err(panic_message(e.into_panic().as_ref())),
-                    Err(e) => Err(format!("the blocking task did not finish: {e}")),
-                },
-                Err(_) => std::panic::catch_unwind(move || handler(ctx, args))
-                    .map_err(|payload| panic_message(payload.as_ref())),
+            let name = tool.name();
+            match catch_unwind(AssertUnwindSafe(|| {
+                blocking.run(name, move || handler(ctx, args))
+            })) {
+                Err(payload) => Err(panic_message(payload.as_ref())),
+                Ok(call) => CatchUnwind::new(call).await,
             }
         }
     }
@@ -464,35 +479,6 @@ fn status_of(result: &str) -> CallStatus {
         }
     }
     CallStatus::Ok
-}
-
-/// Cuts a result longer than `cap` characters. The answer stays a JSON
-/// document: `{"truncated": "...", "result": "<first cap characters>"}`,
-/// cut on a character boundary.
-#[inline]
-pub(crate) fn cap_result(result: String, cap: usize) -> String {
-    // Fast path: byte length bounds the character count.
-    if result.len() <= cap {
-        return result;
-    }
-    cut_result(result, cap)
-}
-
-#[cold]
-fn cut_result(result: String, cap: usize) -> String {
-    let total = result.chars().count();
-    if total <= cap {
-        return result;
-    }
-    let cut: String = result.chars().take(cap).collect();
-    serde_json::json!({
-        "truncated": format!(
-            "result cut to its first {cap} of {total} characters; {} characters dropped",
-            total - cap
-        ),
-        "result": cut,
-    })
-    .to_string()
 }
 
 /// Up to `n` names from `scope` close to `name`, closest first.

@@ -6,6 +6,7 @@
 //! derived by `#[hermes_tool]`; this crate never parses Rust.
 
 pub mod availability;
+pub mod blocking;
 pub mod coerce;
 pub mod context;
 pub mod definitions;
@@ -19,6 +20,7 @@ pub mod sanitize;
 pub mod tool;
 pub mod toolsets;
 
+mod cap;
 mod catch;
 mod direct;
 mod schema;
@@ -26,6 +28,8 @@ mod schema;
 #[doc(hidden)]
 pub mod __private;
 
+pub use blocking::{BlockingWork, DEFAULT_MAX_ABANDONED};
+pub use cap::{CUT_KEY, CUT_MARKER};
 pub use context::{Profile, ToolContext};
 pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use registry::{

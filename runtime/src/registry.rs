@@ -11,6 +11,7 @@ use arc_swap::ArcSwap;
 use serde_json::Value;
 
 use crate::availability::Availability;
+use crate::blocking::{BlockingWork, DEFAULT_MAX_ABANDONED};
 use crate::coerce::CoercionPlan;
 use crate::definitions::DefinitionsState;
 use crate::entry::{HandlerFuture, ToolEntry};
@@ -42,6 +43,10 @@ pub struct DispatchConfig {
     pub default_timeout: Duration,
     /// Per-tool timeouts, overriding the default.
     pub tool_timeouts: HashMap<String, Duration>,
+    /// Blocking handlers that timed out and still run (their threads cannot
+    /// be stopped) allowed at once; beyond it, blocking calls are refused
+    /// until some finish. See [`crate::blocking`].
+    pub max_abandoned_blocking: usize,
 }
 
 impl Default for DispatchConfig {
@@ -50,6 +55,7 @@ impl Default for DispatchConfig {
             default_max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             default_timeout: DEFAULT_TIMEOUT,
             tool_timeouts: HashMap::new(),
+            max_abandoned_blocking: DEFAULT_MAX_ABANDONED,
         }
     }
 }
@@ -91,6 +97,7 @@ pub struct Registry {
     pub(crate) config: ArcSwap<DispatchConfig>,
     pub(crate) agent_loop: ArcSwap<HashMap<String, AgentLoopExecutor>>,
     write_lock: Mutex<()>,
+    blocking: BlockingWork,
     allow_plugin_overrides: AtomicBool,
     generation: AtomicU64,
     /// [`Busy`] bits: whether hooks, run-time tools or dispatch settings
@@ -136,6 +143,7 @@ impl Registry {
             config: ArcSwap::from_pointee(DispatchConfig::default()),
             agent_loop: ArcSwap::from_pointee(HashMap::new()),
             write_lock: Mutex::new(()),
+            blocking: BlockingWork::default(),
             allow_plugin_overrides: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             busy: AtomicU8::new(0),
@@ -406,6 +414,8 @@ impl Registry {
     /// Replaces the dispatch settings.
     pub fn set_dispatch_config(&self, config: DispatchConfig) {
         let _w = self.writer();
+        // The limit is read by the blocking runner itself, not through `config`.
+        self.blocking.set_limit(config.max_abandoned_blocking);
         let default = config.default_max_result_chars == DEFAULT_MAX_RESULT_CHARS
             && config.default_timeout == DEFAULT_TIMEOUT
             && config.tool_timeouts.is_empty();
@@ -418,6 +428,13 @@ impl Registry {
             self.set_busy(Busy::Configured, true);
             self.config.store(Arc::new(config));
         }
+    }
+
+    /// The blocking handlers of this registry's calls: how many were
+    /// abandoned by their call and still run. Agent-loop executors of
+    /// blocking tools run through it too.
+    pub fn blocking_work(&self) -> &BlockingWork {
+        &self.blocking
     }
 
     pub fn dispatch_config(&self) -> DispatchConfig {

@@ -4,27 +4,37 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
     key: 16287231350648472473,
-    disps: &[(0, 4), (0, 8), (0, 9), (0, 2), (4, 0)],
+    disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
     entries: &[
-        ("range", &PLAN_8),
-        ("gated_search", &PLAN_2),
-        ("notes_write", &PLAN_5),
-        ("notes_read", &PLAN_4),
-        ("echo", &PLAN_0),
-        ("raw_string", &PLAN_10),
-        ("panic_sync", &PLAN_7),
-        ("maybe_fail", &PLAN_3),
-        ("panic_async", &PLAN_6),
-        ("whoami", &PLAN_13),
-        ("range_async", &PLAN_9),
-        ("gated_fetch", &PLAN_1),
-        ("typed_echo", &PLAN_12),
-        ("sleepy", &PLAN_11),
+        ("range_async", &PLAN_10),
+        ("gated_search", &PLAN_3),
+        ("typed_echo", &PLAN_13),
+        ("block_thread", &PLAN_0),
+        ("range", &PLAN_9),
+        ("echo", &PLAN_1),
+        ("notes_write", &PLAN_6),
+        ("gated_fetch", &PLAN_2),
+        ("maybe_fail", &PLAN_4),
+        ("raw_string", &PLAN_11),
+        ("panic_async", &PLAN_7),
+        ("panic_sync", &PLAN_8),
+        ("whoami", &PLAN_14),
+        ("notes_read", &PLAN_5),
+        ("sleepy", &PLAN_12),
     ],
 };
 
-/// `echo`
+/// `block_thread`
 static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
+        name: ::std::borrow::Cow::Borrowed("ms"),
+        flags: 0,
+        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+        node: ::hermes_runtime::coerce::RepairNode::INERT,
+    }]),
+};
+/// `echo`
+static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("count"),
         flags: 0,
@@ -33,15 +43,15 @@ static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     }]),
 };
 /// `gated_fetch`
-static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `gated_search`
 static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
-/// `maybe_fail`
+/// `gated_search`
 static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[]),
+};
+/// `maybe_fail`
+static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("fail"),
         flags: 0,
@@ -50,39 +60,22 @@ static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
     }]),
 };
 /// `notes_read`
-static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `notes_write`
 static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
-/// `panic_async`
+/// `notes_write`
 static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
-/// `panic_sync`
+/// `panic_async`
 static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
-/// `range`
+/// `panic_sync`
 static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("end"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("start"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
+    props: ::std::borrow::Cow::Borrowed(&[]),
 };
-/// `range_async`
+/// `range`
 static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
@@ -99,12 +92,29 @@ static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce
         },
     ]),
 };
-/// `raw_string`
+/// `range_async`
 static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+    props: ::std::borrow::Cow::Borrowed(&[
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("end"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+        ::hermes_runtime::coerce::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("start"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
+            node: ::hermes_runtime::coerce::RepairNode::INERT,
+        },
+    ]),
+};
+/// `raw_string`
+static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };
 /// `sleepy`
-static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
         name: ::std::borrow::Cow::Borrowed("ms"),
         flags: 0,
@@ -113,7 +123,7 @@ static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerc
     }]),
 };
 /// `typed_echo`
-static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_13: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[
         ::hermes_runtime::coerce::PropPlan {
             name: ::std::borrow::Cow::Borrowed("flag"),
@@ -154,6 +164,6 @@ static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerc
     ]),
 };
 /// `whoami`
-static PLAN_13: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
+static PLAN_14: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
     props: ::std::borrow::Cow::Borrowed(&[]),
 };

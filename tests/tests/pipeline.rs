@@ -548,3 +548,98 @@ async fn the_raw_text_entry_runs_the_whole_pipeline() {
     reg.deregister_tool("echo", "plugin-echo").unwrap();
     assert_eq!(reg.dispatch_json("echo", raw, &ctx()).await, plain);
 }
+
+/// Waits (bounded) until `reg` has `n` abandoned blocking calls.
+async fn abandoned_becomes(reg: &Registry, n: usize) {
+    for _ in 0..500 {
+        if reg.blocking_work().abandoned() == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!(
+        "abandoned blocking calls: {}, expected {n}",
+        reg.blocking_work().abandoned()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timed_out_blocking_calls_are_counted_bounded_and_released() {
+    let reg = registry();
+    let mut config = DispatchConfig {
+        max_abandoned_blocking: 2,
+        ..DispatchConfig::default()
+    };
+    config
+        .tool_timeouts
+        .insert("block_thread".into(), Duration::from_millis(50));
+    reg.set_dispatch_config(config);
+    assert_eq!(reg.blocking_work().limit(), 2);
+
+    // Two calls time out while their threads block on: both are counted.
+    for _ in 0..2 {
+        let out = parse(
+            &reg.dispatch("block_thread", json!({"ms": 600}), &ctx())
+                .await,
+        );
+        assert!(
+            out["error"]
+                .as_str()
+                .unwrap()
+                .contains("timed out after 50 ms"),
+            "{out}"
+        );
+    }
+    assert_eq!(reg.blocking_work().abandoned(), 2);
+
+    // At the limit a blocking call is refused without running; others run.
+    let out = parse(&reg.dispatch("block_thread", json!({"ms": 1}), &ctx()).await);
+    let error = out["error"].as_str().unwrap();
+    assert!(error.contains("was not started"), "{out}");
+    assert!(error.contains("2 earlier blocking calls"), "{out}");
+    let echo = parse(&reg.dispatch("echo", json!({"text": "hi"}), &ctx()).await);
+    assert_eq!(echo["text"], "hi");
+
+    // Once the abandoned threads return, their slots are free again.
+    abandoned_becomes(&reg, 0).await;
+    let out = reg.dispatch("block_thread", json!({"ms": 1}), &ctx()).await;
+    assert_eq!(out, "\"blocked 1 ms\"");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_call_whose_caller_goes_away_is_abandoned() {
+    let reg = registry();
+    let call_ctx = ctx();
+    let call = reg.dispatch("block_thread", json!({"ms": 400}), &call_ctx);
+    // The caller stops waiting (a client cancelled, an outer timeout).
+    let gone = tokio::time::timeout(Duration::from_millis(50), call).await;
+    assert!(gone.is_err());
+    assert_eq!(reg.blocking_work().abandoned(), 1);
+    abandoned_becomes(&reg, 0).await;
+    // A finished call abandons nothing.
+    let out = reg.dispatch("block_thread", json!({"ms": 1}), &ctx()).await;
+    assert_eq!(out, "\"blocked 1 ms\"");
+    assert_eq!(reg.blocking_work().abandoned(), 0);
+}
+
+#[tokio::test]
+async fn the_result_cap_keeps_the_document_and_its_small_fields() {
+    let reg = registry();
+    reg.set_dispatch_config(DispatchConfig {
+        default_max_result_chars: 2_000,
+        ..DispatchConfig::default()
+    });
+    // Text whose JSON escaping is longer than the text itself.
+    let text = "say \"hi\"\n".repeat(1_000);
+    let out = reg
+        .dispatch("echo", json!({"text": text, "count": 7}), &ctx())
+        .await;
+    assert!(out.chars().count() <= 2_000, "{}", out.chars().count());
+    let v = parse(&out);
+    assert_eq!(v["count"], 7);
+    let kept = v["text"].as_str().unwrap();
+    assert!(kept.starts_with("say \"hi\"\n"));
+    assert!(kept.ends_with(hermes_runtime::CUT_MARKER));
+    let note = v[hermes_runtime::CUT_KEY].as_str().unwrap();
+    assert!(note.contains("text: "), "{note}");
+}

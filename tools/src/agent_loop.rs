@@ -26,21 +26,12 @@ pub fn install_agent_loop_executors(registry: &Registry) {
         };
         let executor: AgentLoopExecutor = match entry.handler {
             Handler::Async(run) => Arc::new(move |ctx, args| run(ctx, args)),
-            Handler::Blocking(run) => Arc::new(move |ctx, args| {
-                Box::pin(async move {
-                    match tokio::runtime::Handle::try_current() {
-                        Ok(handle) => match handle.spawn_blocking(move || run(ctx, args)).await {
-                            Ok(result) => result,
-                            // Dispatch contains the panic and sanitizes its message.
-                            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-                            Err(e) => {
-                                hermes_runtime::error_json(format!("{name} did not finish: {e}"))
-                            }
-                        },
-                        Err(_) => run(ctx, args),
-                    }
-                })
-            }),
+            Handler::Blocking(run) => {
+                // The registry's blocking runner: the same accounting as a
+                // dispatched blocking tool; a panic reaches dispatch's guard.
+                let blocking = registry.blocking_work().clone();
+                Arc::new(move |ctx, args| Box::pin(blocking.run(name, move || run(ctx, args))))
+            }
         };
         registry.set_agent_loop_executor(name, executor);
     }

@@ -131,6 +131,9 @@ fn main() -> ExitCode {
             };
             let ctx = ToolContext::new(profile, current_dir());
             let result = runtime.block_on(registry.dispatch_json(&name, &args, &ctx));
+            // A blocking handler abandoned by a timeout may still hold a
+            // thread: the call is answered, so do not wait for it.
+            runtime.shutdown_background();
             // A background command started by this call does not outlive it.
             hermes_tools::shutdown_background_processes(std::time::Duration::from_secs(2));
             emit(&format!("{result}\n"))

@@ -95,3 +95,13 @@ pub async fn sleepy(
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     format!("slept {ms} ms")
 }
+
+/// Blocks its thread, then answers.
+#[hermes_tool(toolset = "edges")]
+pub fn block_thread(
+    /// How long to block, in milliseconds.
+    ms: u64,
+) -> String {
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    format!("blocked {ms} ms")
+}

@@ -24,8 +24,9 @@ const ADDRESS_SPACE_KB: u64 = 2 * 1024 * 1024;
 /// already failed).
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// What one call printed and cost.
+/// What one call printed and cost (not every case reads every field).
 #[derive(Debug)]
+#[allow(dead_code)]
 pub struct Outcome {
     /// The JSON document `call` printed.
     pub json: Value,
@@ -34,6 +35,7 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+#[allow(dead_code)]
 impl Outcome {
     /// The error text; fails the test when the answer is not an error.
     pub fn error(&self) -> &str {
@@ -59,7 +61,9 @@ pub fn call(
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
-        .arg(format!("ulimit -v {ADDRESS_SPACE_KB} && exec \"$0\" \"$@\""))
+        .arg(format!(
+            "ulimit -v {ADDRESS_SPACE_KB} && exec \"$0\" \"$@\""
+        ))
         .arg(BIN)
         .arg("--profile")
         .arg(profile)
@@ -110,9 +114,8 @@ pub fn call(
         peak_rss_kb < RSS_CEILING_KB,
         "`call {name}` peaked at {peak_rss_kb} KiB resident (ceiling {RSS_CEILING_KB} KiB)"
     );
-    let json: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("`call {name}` printed no JSON document ({e}): {stdout:.500}")
-    });
+    let json: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("`call {name}` printed no JSON document ({e}): {stdout:.500}"));
     Outcome {
         json,
         stderr,

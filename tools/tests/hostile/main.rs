@@ -5,6 +5,8 @@
 //! Each case asserts a clear answer (`{"error": ...}` or a bounded result)
 //! and a process that lived to give it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod harness;
 
 mod files;
