@@ -83,10 +83,11 @@ impl BlockingWork {
             )));
         }
         let state = Arc::new(AtomicU8::new(RUNNING));
+        let tool: Arc<str> = Arc::from(tool);
         let done = Finished {
             state: state.clone(),
             shared: self.inner.clone(),
-            tool: tool.to_string(),
+            tool: tool.clone(),
         };
         let task = handle.spawn_blocking(move || {
             let done = done;
@@ -99,6 +100,7 @@ impl BlockingWork {
                 task,
                 state,
                 shared: self.inner.clone(),
+                tool,
             },
         }
     }
@@ -109,7 +111,7 @@ impl BlockingWork {
 struct Finished {
     state: Arc<AtomicU8>,
     shared: Arc<Shared>,
-    tool: String,
+    tool: Arc<str>,
 }
 
 impl Drop for Finished {
@@ -138,6 +140,7 @@ enum Call {
         task: tokio::task::JoinHandle<String>,
         state: Arc<AtomicU8>,
         shared: Arc<Shared>,
+        tool: Arc<str>,
     },
 }
 
@@ -177,6 +180,7 @@ impl Drop for BlockingCall {
             task,
             state,
             shared,
+            tool,
         } = &self.inner
         else {
             return;
@@ -191,6 +195,12 @@ impl Drop for BlockingCall {
             shared.abandoned.fetch_sub(1, Ordering::AcqRel);
             return;
         }
+        let now = shared.abandoned.load(Ordering::Acquire);
+        eprintln!(
+            "hermes: the blocking call of '{tool}' is over but its thread runs on \
+             ({now} abandoned, at most {})",
+            shared.limit.load(Ordering::Acquire)
+        );
         // Not started yet: it never will be (its `Finished` gives the slot back).
         task.abort();
     }
