@@ -14,6 +14,7 @@
 //! - accept failures (out of descriptors) logged at most once per
 //!   [`LOG_EVERY`], with the count of those not shown.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt::Display;
@@ -196,7 +197,7 @@ pub(super) async fn serve(
     let busy = busy_response(limits.max_connections);
     let mut accept_log = RateLimitedLog::new();
     let mut refuse_log = RateLimitedLog::new();
-    let sessions_full = Arc::new(sessions_full_message(&limits));
+    let sessions_full = Bytes::from(sessions_full_message(&limits));
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _peer)) => stream,
@@ -219,7 +220,7 @@ pub(super) async fn serve(
         let mcp = mcp.clone();
         let token = token.clone();
         let sessions = Arc::clone(&sessions);
-        let sessions_full = Arc::clone(&sessions_full);
+        let sessions_full = sessions_full.clone();
         let http1 = http1.clone();
         tokio::spawn(async move {
             let service =
@@ -227,7 +228,7 @@ pub(super) async fn serve(
                     let mcp = mcp.clone();
                     let token = token.clone();
                     let sessions = Arc::clone(&sessions);
-                    let sessions_full = Arc::clone(&sessions_full);
+                    let sessions_full = sessions_full.clone();
                     async move {
                         if let Some(token) = &token {
                             if !authorized(request.headers(), token) {
@@ -248,21 +249,26 @@ pub(super) async fn serve(
                                 "not found; MCP is at /mcp\n",
                             ));
                         }
-                        // A POST without a session is an `initialize`: refused
-                        // here, with a clear answer, when no session is free.
+                        // A POST without a session is an `initialize`: it
+                        // takes a session slot here, or is refused with a
+                        // clear answer when none is free.
                         if request.method() == http::Method::POST
                             && !request.headers().contains_key(SESSION_HEADER)
-                            && sessions.is_full()
                         {
-                            let mut response = plain(
-                                http::StatusCode::SERVICE_UNAVAILABLE,
-                                sessions_full.as_bytes().to_vec(),
-                            );
-                            response.headers_mut().insert(
-                                http::header::RETRY_AFTER,
-                                http::HeaderValue::from_static("5"),
-                            );
-                            return Ok(response);
+                            let Some(slot) = sessions.reserve() else {
+                                let mut response = plain(
+                                    http::StatusCode::SERVICE_UNAVAILABLE,
+                                    sessions_full.clone(),
+                                );
+                                response.headers_mut().insert(
+                                    http::header::RETRY_AFTER,
+                                    http::HeaderValue::from_static("5"),
+                                );
+                                return Ok(response);
+                            };
+                            let handled =
+                                RESERVED.scope(Cell::new(Some(slot)), mcp.handle(request));
+                            return Ok(handled.await);
                         }
                         Ok(mcp.handle(request).await)
                     }
@@ -308,6 +314,26 @@ async fn expire_idle_sessions(sessions: Arc<BoundedSessions>) {
             // Closing an already closed session is fine.
             let _ = sessions.close_session(&id).await;
         }
+    }
+}
+
+tokio::task_local! {
+    /// The session slot an `initialize` took before rmcp handles it, for
+    /// [`BoundedSessions::create_session`] to fill (rmcp calls it inline,
+    /// in the same task).
+    static RESERVED: Cell<Option<SessionSlot>>;
+}
+
+/// A place among the `max_sessions`, held while a session is being created;
+/// given back on drop.
+struct SessionSlot {
+    state: Arc<Mutex<SessionTable>>,
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        let mut table = lock(&self.state);
+        table.creating = table.creating.saturating_sub(1);
     }
 }
 
@@ -378,9 +404,16 @@ impl BoundedSessions {
         }
     }
 
-    fn is_full(&self) -> bool {
-        let table = lock(&self.state);
-        table.sessions.len() + table.creating >= self.max
+    /// A slot for a new session, unless every one is taken.
+    fn reserve(&self) -> Option<SessionSlot> {
+        let mut table = lock(&self.state);
+        if table.sessions.len() + table.creating >= self.max {
+            return None;
+        }
+        table.creating += 1;
+        Some(SessionSlot {
+            state: Arc::clone(&self.state),
+        })
     }
 
     /// Marks activity on a session (no-op for an unknown id).
@@ -449,24 +482,20 @@ impl SessionManager for BoundedSessions {
     type Transport = <LocalSessionManager as SessionManager>::Transport;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        {
-            let mut table = lock(&self.state);
-            if table.sessions.len() + table.creating >= self.max {
-                return Err(SessionError::Full(self.max));
-            }
-            table.creating += 1;
-        }
-        let created = self.inner.create_session().await;
-        let mut table = lock(&self.state);
-        table.creating -= 1;
-        let (id, transport) = created?;
-        table.sessions.insert(
+        // The slot the HTTP layer took for this request, else one now.
+        let slot = RESERVED.try_with(Cell::take).ok().flatten();
+        let Some(slot) = slot.or_else(|| self.reserve()) else {
+            return Err(SessionError::Full(self.max));
+        };
+        let (id, transport) = self.inner.create_session().await?;
+        lock(&self.state).sessions.insert(
             id.clone(),
             Activity {
                 last: Instant::now(),
                 running: 0,
             },
         );
+        drop(slot);
         Ok((id, transport))
     }
 
