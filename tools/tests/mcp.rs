@@ -594,7 +594,15 @@ fn http_closes_connections_that_send_no_headers() {
     partial
         .write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\n")
         .unwrap();
-    for mut stream in [silent, partial] {
+    // Headers, then a body that stops coming.
+    let mut trickle = std::net::TcpStream::connect(server.addr).unwrap();
+    trickle
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+              accept: application/json, text/event-stream\r\ncontent-length: 100\r\n\r\n{\"json",
+        )
+        .unwrap();
+    for mut stream in [silent, partial, trickle] {
         stream
             .set_read_timeout(Some(Duration::from_secs(20)))
             .unwrap();
@@ -606,6 +614,27 @@ fn http_closes_connections_that_send_no_headers() {
         }
     }
     assert_eq!(server.initialize().status, 200);
+}
+
+#[test]
+fn http_answers_wrong_params_with_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[], None);
+    let init = server.initialize();
+    assert_eq!(init.status, 200, "{init:?}");
+    let id = init.header("mcp-session-id").unwrap();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = request(server.addr, "POST", &headers, &initialized.to_string());
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "read_file", "arguments": "path=x"}});
+    let reply = request(server.addr, "POST", &headers, &call.to_string());
+    assert!(reply.body.contains("-32602"), "{reply:?}");
+    assert!(reply.body.contains("arguments"), "{reply:?}");
 }
 
 #[test]

@@ -10,7 +10,9 @@
 //!   [`Limits::max_sessions`] an `initialize` is answered 503; a session with
 //!   no request running and none for [`Limits::session_idle_timeout`] is
 //!   closed;
-//! - the request body cap: [`Limits::max_message_bytes`] (rmcp answers 413);
+//! - the request body cap: [`Limits::max_message_bytes`] (rmcp answers 413),
+//!   and a body that stops arriving for [`Limits::header_read_timeout`] ends
+//!   its request and connection ([`IdleBody`]);
 //! - accept failures (out of descriptors) logged at most once per
 //!   [`LOG_EVERY`], with the count of those not shown.
 
@@ -198,6 +200,7 @@ pub(super) async fn serve(
     let mut accept_log = RateLimitedLog::new();
     let mut refuse_log = RateLimitedLog::new();
     let sessions_full = Bytes::from(sessions_full_message(&limits));
+    let body_idle = limits.header_read_timeout;
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _peer)) => stream,
@@ -249,6 +252,7 @@ pub(super) async fn serve(
                                 "not found; MCP is at /mcp\n",
                             ));
                         }
+                        let request = request.map(|body| IdleBody::new(body, body_idle));
                         // A POST without a session is an `initialize`: it
                         // takes a session slot here, or is refused with a
                         // clear answer when none is free.
@@ -278,6 +282,58 @@ pub(super) async fn serve(
             let _ = http1.serve_connection(TokioIo::new(stream), service).await;
             drop(permit);
         });
+    }
+}
+
+/// A request body that fails once no byte of it has arrived for `idle`: a
+/// client that sends its headers and then trickles (or withholds) the body
+/// does not hold its connection for ever.
+struct IdleBody {
+    inner: hyper::body::Incoming,
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl IdleBody {
+    fn new(inner: hyper::body::Incoming, idle: Duration) -> Self {
+        IdleBody {
+            inner,
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+        }
+    }
+}
+
+impl hyper::body::Body for IdleBody {
+    type Data = Bytes;
+    type Error = String;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, String>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                let next = tokio::time::Instant::now() + self.idle;
+                self.deadline.as_mut().reset(next);
+                Poll::Ready(frame.map(|f| f.map_err(|e| e.to_string())))
+            }
+            Poll::Pending => match std::future::Future::poll(self.deadline.as_mut(), cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(format!(
+                    "no byte of the request body for {} s (--header-read-timeout)",
+                    self.idle.as_secs()
+                )))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
