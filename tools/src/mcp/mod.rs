@@ -77,22 +77,9 @@ pub struct Limits {
 impl Limits {
     pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
     pub const DEFAULT_MAX_CONNECTIONS: u64 = 256;
-    pub const DEFAULT_MAX_SESSIONS: u64 = 1000;
+    pub const DEFAULT_MAX_SESSIONS: u64 = 500;
     pub const DEFAULT_SESSION_IDLE_SECS: u64 = 300;
     pub const DEFAULT_HEADER_READ_SECS: u64 = 30;
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        Limits {
-            max_message_bytes: size(Self::DEFAULT_MAX_MESSAGE_BYTES),
-            max_connections: size(Self::DEFAULT_MAX_CONNECTIONS),
-            max_sessions: size(Self::DEFAULT_MAX_SESSIONS),
-            session_idle_timeout: Duration::from_secs(Self::DEFAULT_SESSION_IDLE_SECS),
-            header_read_timeout: Duration::from_secs(Self::DEFAULT_HEADER_READ_SECS),
-        }
-    }
 }
 
 /// How long each step of tearing down a background process may take (the
@@ -135,14 +122,15 @@ pub fn run(registry: &'static Registry, options: ServeOptions) -> Result<(), Str
             }
         }
     });
-    // Parent-first, every background process of this server; then drop the
-    // runtime without waiting for its blocking threads (a tool call still
-    // running must not hold the exit).
+    // Stop serving first (no call may start another process meanwhile),
+    // without waiting for blocking threads: a tool call still running must
+    // not hold the exit. Then, parent-first, every background process of
+    // this server.
+    runtime.shutdown_background();
     let running = hermes_tools::shutdown_background_processes(SHUTDOWN_GRACE);
     if running > 0 {
         eprintln!("hermes-tools: stopped {running} background process(es)");
     }
-    runtime.shutdown_background();
     outcome
 }
 
