@@ -644,9 +644,19 @@ fn http_caps_connections() {
     let idle: Vec<std::net::TcpStream> = (0..4)
         .map(|_| std::net::TcpStream::connect(server.addr).unwrap())
         .collect();
-    // Let the server accept them all.
-    std::thread::sleep(Duration::from_millis(300));
-    let refused = request(server.addr, "POST", &[], &mcp_support::initialize_body());
+    // Once the server has taken those four, another connection is refused
+    // at once: a 503, or closed before the answer could be read.
+    let mut refused = None;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            let response = server.initialize();
+            let over = response.status != 200;
+            refused = Some(response);
+            over
+        }),
+        "a connection over the cap is refused"
+    );
+    let refused = refused.unwrap();
     assert!(
         refused.status == 503 || refused.status == 0,
         "over the cap: 503 or closed, got {refused:?}"
@@ -654,6 +664,10 @@ fn http_caps_connections() {
     if refused.status == 503 {
         assert!(refused.body.contains("--max-connections"), "{refused:?}");
     }
+    assert!(wait_until(Duration::from_secs(10), || server
+        .stderr()
+        .iter()
+        .any(|l| l.contains("refusing connections"))));
     drop(idle);
     assert!(
         wait_until(Duration::from_secs(10), || server.initialize().status
