@@ -86,8 +86,9 @@ enum Command {
         #[arg(long, value_name = "SECS", default_value_t = mcp::Limits::DEFAULT_SESSION_IDLE_SECS,
               value_parser = clap::value_parser!(u64).range(1..))]
         session_idle_timeout: u64,
-        /// With --http: seconds a connection has to send a request's headers
-        /// (also the longest idle time between two requests) before it is closed.
+        /// With --http: seconds a connection has to send a request's headers;
+        /// also the longest pause between two requests or within a request
+        /// body. Past it the connection is closed.
         #[arg(long, value_name = "SECS", default_value_t = mcp::Limits::DEFAULT_HEADER_READ_SECS,
               value_parser = clap::value_parser!(u64).range(1..))]
         header_read_timeout: u64,

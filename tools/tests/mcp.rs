@@ -638,6 +638,18 @@ fn http_answers_wrong_params_with_invalid_params() {
 }
 
 #[test]
+fn http_refuses_a_body_over_the_message_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--max-message-bytes", "2048"], None);
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "x".repeat(5000), "version": "0"}}});
+    let refused = request(server.addr, "POST", &[], &big.to_string());
+    assert_eq!(refused.status, 413, "{refused:?}");
+    assert_eq!(server.initialize().status, 200);
+}
+
+#[test]
 fn http_caps_connections() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path(), &["--max-connections", "4"], None);

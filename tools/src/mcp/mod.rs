@@ -69,8 +69,9 @@ pub struct Limits {
     /// A session with no request for this long (and none running) is closed
     /// (`--session-idle-timeout`).
     pub session_idle_timeout: Duration,
-    /// A connection that has not sent a whole request head within this long
-    /// (also: idle between two requests) is closed (`--header-read-timeout`).
+    /// A connection that has not sent a whole request head within this long,
+    /// or pauses this long between two requests or within a request body, is
+    /// closed (`--header-read-timeout`).
     pub header_read_timeout: Duration,
 }
 
