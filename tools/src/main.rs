@@ -67,6 +67,31 @@ enum Command {
         /// visible to other users.
         #[arg(long, env = mcp::TOKEN_ENV, hide_env_values = true)]
         token: Option<String>,
+        /// The largest message a client may send: one line on stdio, one
+        /// request body over HTTP. A longer one is answered with an error and
+        /// discarded.
+        #[arg(long, value_name = "BYTES", default_value_t = mcp::Limits::DEFAULT_MAX_MESSAGE_BYTES,
+              value_parser = clap::value_parser!(u64).range(1024..))]
+        max_message_bytes: u64,
+        /// With --http: connections open at once; more are answered 503 and closed.
+        #[arg(long, value_name = "N", default_value_t = mcp::Limits::DEFAULT_MAX_CONNECTIONS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        max_connections: u64,
+        /// With --http: MCP sessions alive at once; another `initialize` is answered 503.
+        #[arg(long, value_name = "N", default_value_t = mcp::Limits::DEFAULT_MAX_SESSIONS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        max_sessions: u64,
+        /// With --http: seconds a session may go without a request (and none
+        /// running) before it is closed.
+        #[arg(long, value_name = "SECS", default_value_t = mcp::Limits::DEFAULT_SESSION_IDLE_SECS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        session_idle_timeout: u64,
+        /// With --http: seconds a connection has to send a request's headers;
+        /// also the longest pause between two requests or within a request
+        /// body. Past it the connection is closed.
+        #[arg(long, value_name = "SECS", default_value_t = mcp::Limits::DEFAULT_HEADER_READ_SECS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        header_read_timeout: u64,
     },
 }
 
@@ -144,7 +169,13 @@ fn main() -> ExitCode {
             disable,
             http,
             token,
+            max_message_bytes,
+            max_connections,
+            max_sessions,
+            session_idle_timeout,
+            header_read_timeout,
         } => {
+            let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
             let options = mcp::ServeOptions {
                 toolsets,
                 disable,
@@ -152,6 +183,13 @@ fn main() -> ExitCode {
                 cwd: current_dir(),
                 http,
                 token,
+                limits: mcp::Limits {
+                    max_message_bytes: size(max_message_bytes),
+                    max_connections: size(max_connections),
+                    max_sessions: size(max_sessions),
+                    session_idle_timeout: std::time::Duration::from_secs(session_idle_timeout),
+                    header_read_timeout: std::time::Duration::from_secs(header_read_timeout),
+                },
             };
             match mcp::run(registry, options) {
                 Ok(()) => ExitCode::SUCCESS,

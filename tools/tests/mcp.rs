@@ -274,3 +274,540 @@ fn serve_refuses_an_unknown_toolset() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no_such_toolset"), "{stderr}");
 }
+
+mod mcp_support;
+use mcp_support::{process_gone, request, wait_until, Server};
+
+/// A `serve --mcp` child spoken to in raw JSON lines; killed on drop.
+struct RawStdio {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawStdio {
+    fn start(dir: &Path, args: &[&str]) -> RawStdio {
+        let mut child = std::process::Command::new(BIN)
+            .args(["serve", "--mcp", "--profile"])
+            .arg(dir.join("profile"))
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut raw = RawStdio {
+            child,
+            stdin,
+            lines,
+        };
+        raw.send_line(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        let init = raw.recv();
+        assert_eq!(init["id"], 0, "{init}");
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        raw.send_line(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        raw
+    }
+
+    fn send_line(&mut self, line: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes, as JSON (panics after 30 s).
+    fn recv(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server answers within 30 s");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    fn call(&mut self, id: u64, name: &str, args: Value) -> Value {
+        self.send_line(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                   "params": {"name": name, "arguments": args}})
+            .to_string()
+            .as_bytes(),
+        );
+        let reply = self.recv();
+        assert_eq!(reply["id"], id, "{reply}");
+        reply
+    }
+
+    /// Waits (bounded) for the child to exit.
+    fn wait_exit(&mut self, limit: Duration) -> bool {
+        wait_until(limit, || self.child.try_wait().unwrap().is_some())
+    }
+}
+
+impl Drop for RawStdio {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a tools/call reply, parsed as the tool's JSON result.
+fn tool_result(reply: &Value) -> Value {
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {reply}"));
+    serde_json::from_str(text).unwrap()
+}
+
+#[test]
+fn stdio_answers_what_it_cannot_read_and_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.txt"), "hello\n").unwrap();
+    let mut server = RawStdio::start(dir.path(), &["--max-message-bytes", "4096"]);
+
+    // Not JSON, and not text: the JSON-RPC parse error, id null.
+    for line in [
+        &b"{\"jsonrpc\": \"2.0\", \"id\": 3, "[..],
+        b"\xff\xfe\x00garbage",
+    ] {
+        server.send_line(line);
+        let reply = server.recv();
+        assert_eq!(reply["error"]["code"], -32700, "{reply}");
+        assert_eq!(reply["id"], Value::Null, "{reply}");
+    }
+    // JSON that is no JSON-RPC message: invalid request.
+    server.send_line(br#"{"jsonrpc": "2.0", "id": 4}"#);
+    let reply = server.recv();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert_eq!(reply["id"], 4, "{reply}");
+
+    // Arguments of tools/call that are not an object: invalid params.
+    for (id, args) in [
+        (5, json!("path=small.txt")),
+        (6, json!([1, 2])),
+        (7, json!(3)),
+    ] {
+        let reply = server.call(id, "read_file", args);
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains("arguments"), "{message}");
+    }
+
+    // A line over --max-message-bytes: an error, and the rest of it is
+    // skipped up to its newline (not read as another message).
+    let mut long = br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"read_file","arguments":{"path":""#.to_vec();
+    long.extend(std::iter::repeat_n(b'a', 20_000));
+    long.extend_from_slice(br#""}}}"#);
+    server.send_line(&long);
+    let reply = server.recv();
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-message-bytes"),
+        "{reply}"
+    );
+
+    // Still serving, in order.
+    let reply = server.call(9, "read_file", json!({"path": "small.txt"}));
+    assert!(tool_result(&reply)["content"]
+        .as_str()
+        .unwrap()
+        .contains("hello"));
+
+    // Stdin closed: the server ends by itself.
+    drop(server.stdin.take());
+    assert!(server.wait_exit(Duration::from_secs(20)), "exits at EOF");
+    assert!(server.child.wait().unwrap().success());
+}
+
+/// Starts `sleep 300` in the background through `terminal`, with a child of
+/// its own: returns (the process's pid, its child's pid).
+fn start_sleeper(call: impl FnOnce(Value) -> Value, dir: &Path) -> (u32, u32) {
+    let result = call(json!({
+        "command": "sleep 300 & echo $! > grandchild.pid; sleep 301",
+        "background": true,
+    }));
+    let pid = result["pid"].as_u64().unwrap_or_else(|| panic!("{result}")) as u32;
+    let file = dir.join("grandchild.pid");
+    assert!(wait_until(Duration::from_secs(20), || {
+        std::fs::read_to_string(&file).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let grandchild = std::fs::read_to_string(&file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(!process_gone(pid) && !process_gone(grandchild));
+    (pid, grandchild)
+}
+
+fn assert_torn_down(pids: (u32, u32)) {
+    for pid in [pids.0, pids.1] {
+        assert!(
+            wait_until(Duration::from_secs(10), || process_gone(pid)),
+            "background process {pid} outlived the server"
+        );
+    }
+}
+
+#[test]
+fn stdio_eof_tears_down_background_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawStdio::start(dir.path(), &["--toolsets", "terminal"]);
+    let pids = start_sleeper(
+        |args| tool_result(&server.call(1, "terminal", args)),
+        dir.path(),
+    );
+    // A long foreground call still running must not hold the exit.
+    server.send_line(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "terminal",
+                          "arguments": {"command": "echo $$ > fg.pid; sleep 120", "timeout": 600}}})
+        .to_string()
+        .as_bytes(),
+    );
+    let fg = dir.path().join("fg.pid");
+    assert!(wait_until(Duration::from_secs(20), || {
+        std::fs::read_to_string(&fg).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    drop(server.stdin.take());
+    assert!(
+        server.wait_exit(Duration::from_secs(30)),
+        "the server exits at EOF although a call is running"
+    );
+    assert_torn_down(pids);
+}
+
+fn signal(pid: u32, signal: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+}
+
+#[test]
+fn stdio_sigterm_tears_down_background_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = RawStdio::start(dir.path(), &["--toolsets", "terminal"]);
+    let pids = start_sleeper(
+        |args| tool_result(&server.call(1, "terminal", args)),
+        dir.path(),
+    );
+    // Stdin stays open: only the signal ends it.
+    signal(server.child.id(), nix::sys::signal::Signal::SIGTERM);
+    assert!(
+        server.wait_exit(Duration::from_secs(30)),
+        "exits on SIGTERM"
+    );
+    assert_torn_down(pids);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sigint_tears_down_background_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &["--toolsets", "terminal"], None);
+    let transport = StreamableHttpClientTransport::with_client(
+        http_client(),
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr)),
+    );
+    let client = tokio::time::timeout(LIMIT, ().serve(transport))
+        .await
+        .unwrap()
+        .unwrap();
+    let Value::Object(args) = json!({
+        "command": "sleep 300 & echo $! > grandchild.pid; sleep 301",
+        "background": true,
+    }) else {
+        unreachable!()
+    };
+    let result = tokio::time::timeout(
+        LIMIT,
+        client.call_tool(CallToolRequestParams::new("terminal").with_arguments(args)),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let result: Value = serde_json::from_str(&text(&result)).unwrap();
+    let dir_path = dir.path().to_path_buf();
+    let pids = tokio::task::spawn_blocking(move || start_sleeper(|_| result, &dir_path))
+        .await
+        .unwrap();
+    signal(server.pid(), nix::sys::signal::Signal::SIGINT);
+    let exited = tokio::task::spawn_blocking(move || {
+        let exited = wait_until(Duration::from_secs(30), || {
+            server.child.try_wait().unwrap().is_some()
+        });
+        (exited, server)
+    })
+    .await
+    .unwrap();
+    assert!(exited.0, "exits on SIGINT");
+    assert!(exited.1.stderr().iter().any(|l| l.contains("SIGINT")));
+    assert_torn_down(pids);
+    drop(client);
+}
+
+#[test]
+fn http_refuses_a_blank_token() {
+    for (env, flag) in [(Some("   "), None), (None, Some("")), (None, Some(" \t "))] {
+        let mut command = std::process::Command::new(BIN);
+        command.args(["serve", "--mcp", "--http", "127.0.0.1:0"]);
+        command.env_remove("HERMES_MCP_TOKEN");
+        if let Some(env) = env {
+            command.env("HERMES_MCP_TOKEN", env);
+        }
+        if let Some(flag) = flag {
+            command.args(["--token", flag]);
+        }
+        let out = command.stdin(Stdio::null()).output().unwrap();
+        assert!(!out.status.success(), "{env:?} {flag:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("blank"), "{stderr}");
+    }
+}
+
+#[test]
+fn http_closes_connections_that_send_no_headers() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--header-read-timeout", "1"], None);
+    let silent = std::net::TcpStream::connect(server.addr).unwrap();
+    let mut partial = std::net::TcpStream::connect(server.addr).unwrap();
+    partial
+        .write_all(b"POST /mcp HTTP/1.1\r\nhost: x\r\n")
+        .unwrap();
+    // Headers, then a body that stops coming.
+    let mut trickle = std::net::TcpStream::connect(server.addr).unwrap();
+    trickle
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+              accept: application/json, text/event-stream\r\ncontent-length: 100\r\n\r\n{\"json",
+        )
+        .unwrap();
+    for mut stream in [silent, partial, trickle] {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut buf = Vec::new();
+        // Closed by the server (EOF or a 408): never a read timeout here.
+        match stream.read_to_end(&mut buf) {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        }
+    }
+    assert_eq!(server.initialize().status, 200);
+}
+
+#[test]
+fn http_answers_wrong_params_with_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[], None);
+    let init = server.initialize();
+    assert_eq!(init.status, 200, "{init:?}");
+    let id = init.header("mcp-session-id").unwrap();
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = request(server.addr, "POST", &headers, &initialized.to_string());
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "read_file", "arguments": "path=x"}});
+    let reply = request(server.addr, "POST", &headers, &call.to_string());
+    assert!(reply.body.contains("-32602"), "{reply:?}");
+    assert!(reply.body.contains("arguments"), "{reply:?}");
+}
+
+#[test]
+fn http_refuses_a_body_over_the_message_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--max-message-bytes", "2048"], None);
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "x".repeat(5000), "version": "0"}}});
+    let refused = request(server.addr, "POST", &[], &big.to_string());
+    assert_eq!(refused.status, 413, "{refused:?}");
+    assert_eq!(server.initialize().status, 200);
+}
+
+#[test]
+fn http_caps_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--max-connections", "4"], None);
+    let idle: Vec<std::net::TcpStream> = (0..4)
+        .map(|_| std::net::TcpStream::connect(server.addr).unwrap())
+        .collect();
+    // Once the server has taken those four, another connection is refused
+    // at once: a 503, or closed before the answer could be read.
+    let mut refused = None;
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            let response = server.initialize();
+            let over = response.status != 200;
+            refused = Some(response);
+            over
+        }),
+        "a connection over the cap is refused"
+    );
+    let refused = refused.unwrap();
+    assert!(
+        refused.status == 503 || refused.status == 0,
+        "over the cap: 503 or closed, got {refused:?}"
+    );
+    if refused.status == 503 {
+        assert!(refused.body.contains("--max-connections"), "{refused:?}");
+    }
+    assert!(wait_until(Duration::from_secs(10), || server
+        .stderr()
+        .iter()
+        .any(|l| l.contains("refusing connections"))));
+    drop(idle);
+    assert!(
+        wait_until(Duration::from_secs(10), || server.initialize().status
+            == 200),
+        "a freed slot serves again"
+    );
+}
+
+#[test]
+fn http_caps_sessions_and_expires_idle_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--max-sessions", "3", "--session-idle-timeout", "1"],
+        None,
+    );
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let response = server.initialize();
+        assert_eq!(response.status, 200, "{response:?}");
+        ids.push(response.header("mcp-session-id").unwrap());
+    }
+    let full = server.initialize();
+    assert_eq!(full.status, 503, "{full:?}");
+    assert!(full.body.contains("--max-sessions"), "{full:?}");
+    assert!(full.header("retry-after").is_some(), "{full:?}");
+
+    // Closing one frees a slot at once.
+    let close = |id: &str| {
+        request(
+            server.addr,
+            "DELETE",
+            &[
+                ("mcp-session-id", id),
+                ("mcp-protocol-version", "2025-06-18"),
+            ],
+            "",
+        )
+    };
+    let closed = close(&ids[0]);
+    assert!(closed.status < 300, "{closed:?}");
+    assert_eq!(server.initialize().status, 200);
+
+    // Idle ones expire: after a while every slot is free again. (A probe
+    // closes the sessions it opened, so probing never fills the slots.)
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let opened: Vec<_> = (0..3).map(|_| server.initialize()).collect();
+            for response in &opened {
+                if let Some(id) = response.header("mcp-session-id") {
+                    close(&id);
+                }
+            }
+            opened.iter().all(|r| r.status == 200)
+        }),
+        "idle sessions expire"
+    );
+    // An expired session is gone.
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let gone = request(
+        server.addr,
+        "POST",
+        &[
+            ("mcp-session-id", &ids[1]),
+            ("mcp-protocol-version", "2025-06-18"),
+        ],
+        &ping,
+    );
+    assert_eq!(gone.status, 404, "{gone:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_session_with_a_running_call_does_not_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        dir.path(),
+        &["--toolsets", "terminal", "--session-idle-timeout", "1"],
+        None,
+    );
+    let transport = StreamableHttpClientTransport::with_client(
+        http_client(),
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{}/mcp", server.addr)),
+    );
+    tokio::time::timeout(LIMIT, async {
+        let client = ().serve(transport).await.unwrap();
+        // Longer than the idle timeout, twice over.
+        let slow = call(
+            &client,
+            "terminal",
+            json!({"command": "sleep 3; echo finished"}),
+        )
+        .await;
+        assert_ne!(slow.is_error, Some(true), "{}", text(&slow));
+        assert!(text(&slow).contains("finished"), "{}", text(&slow));
+        client.cancel().await.unwrap();
+    })
+    .await
+    .expect("finished in time");
+}
+
+#[test]
+fn http_accept_failures_are_logged_at_most_once_per_window() {
+    let dir = tempfile::tempdir().unwrap();
+    // Few descriptors: past them, accept fails (EMFILE) again and again.
+    let server = Server::start(
+        dir.path(),
+        &["--max-connections", "1000"],
+        Some("ulimit -n 40;"),
+    );
+    let held: Vec<std::net::TcpStream> = (0..60)
+        .filter_map(|_| std::net::TcpStream::connect(server.addr).ok())
+        .collect();
+    assert!(wait_until(Duration::from_secs(10), || server
+        .stderr()
+        .iter()
+        .any(|l| l.contains("accept failed"))));
+    // Failures go on every 100 ms; the log stays at one line per 10 s.
+    std::thread::sleep(Duration::from_secs(2));
+    let logged = server
+        .stderr()
+        .iter()
+        .filter(|l| l.contains("accept failed"))
+        .count();
+    assert!(logged <= 1, "{:?}", server.stderr());
+    drop(held);
+    assert!(
+        wait_until(Duration::from_secs(20), || server.initialize().status
+            == 200),
+        "serves again once descriptors are free"
+    );
+}

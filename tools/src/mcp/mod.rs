@@ -7,33 +7,34 @@
 //! pipeline as every other caller; a result that is a JSON object with an
 //! `error` key is sent as `isError: true`, with the JSON text unchanged.
 //! Nothing a client sends can end the server: every failure is a result.
+//!
+//! The transports live in [`stdio`] and [`http`], each with the limits that
+//! keep a client from growing the server without bound ([`Limits`]). On stdin
+//! EOF (stdio), SIGTERM, SIGINT or SIGHUP the server tears down the background
+//! processes its tools started (parent-first) and exits without waiting for
+//! tool calls still running.
+
+mod http;
+mod stdio;
 
 use std::collections::BTreeSet;
-use std::convert::Infallible;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{error_json, Profile, Registry, ToolContext};
-use http_body_util::{combinators::BoxBody, BodyExt, Full};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 /// The environment variable holding the bearer token of `--http`.
 pub const TOKEN_ENV: &str = "HERMES_MCP_TOKEN";
-
-/// The path the streamable HTTP endpoint is served at.
-pub const HTTP_PATH: &str = "/mcp";
 
 /// What `serve --mcp` was asked to serve. (No `Debug`: it holds the token.)
 #[derive(Clone)]
@@ -49,27 +50,109 @@ pub struct ServeOptions {
     pub http: Option<String>,
     /// The bearer token HTTP requests must carry.
     pub token: Option<String>,
+    /// What one client may hold of the server.
+    pub limits: Limits,
 }
 
-/// Runs the server until stdin closes (stdio) or the process is stopped
-/// (HTTP). `Err` is a message for stderr: bad options or a failed start.
+/// What one client may make the server hold. Every field has a `serve` flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest incoming message: one line of stdin, one HTTP request body
+    /// (`--max-message-bytes`).
+    pub max_message_bytes: usize,
+    /// HTTP connections open at once; more are answered 503 and closed
+    /// (`--max-connections`).
+    pub max_connections: usize,
+    /// MCP sessions alive at once; another `initialize` is answered 503
+    /// (`--max-sessions`).
+    pub max_sessions: usize,
+    /// A session with no request for this long (and none running) is closed
+    /// (`--session-idle-timeout`).
+    pub session_idle_timeout: Duration,
+    /// A connection that has not sent a whole request head within this long,
+    /// or pauses this long between two requests or within a request body, is
+    /// closed (`--header-read-timeout`).
+    pub header_read_timeout: Duration,
+}
+
+impl Limits {
+    pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 4 * 1024 * 1024;
+    pub const DEFAULT_MAX_CONNECTIONS: u64 = 256;
+    pub const DEFAULT_MAX_SESSIONS: u64 = 500;
+    pub const DEFAULT_SESSION_IDLE_SECS: u64 = 300;
+    pub const DEFAULT_HEADER_READ_SECS: u64 = 30;
+}
+
+/// How long each step of tearing down a background process may take (the
+/// process, then its family) when the server exits.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs the server until stdin closes (stdio), or SIGTERM / SIGINT / SIGHUP
+/// arrives (both); then tears down the background processes the tools
+/// started. `Err` is a message for stderr: bad options or a failed start.
 pub fn run(registry: &'static Registry, options: ServeOptions) -> Result<(), String> {
     define_core_toolset(registry);
     let server = HermesServer::new(registry, &options)?;
-    let token = options.token.filter(|t| !t.is_empty());
+    let token = match options.token {
+        Some(token) if options.http.is_some() => Some(http::vet_token(&token)?),
+        _ => None,
+    };
     // Resolve and vet the address before starting anything.
-    let http = match &options.http {
-        Some(addr) => Some(http_address(addr, token.is_some())?),
+    let address = match &options.http {
+        Some(addr) => Some(http::address(addr, token.is_some())?),
         None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    match http {
-        None => runtime.block_on(serve_stdio(server)),
-        Some(addr) => runtime.block_on(serve_http(server, addr, token)),
+    let limits = options.limits;
+    let outcome = runtime.block_on(async move {
+        let stop = stop_signal()?;
+        let serve = async move {
+            match address {
+                None => stdio::serve(server, &limits).await,
+                Some(addr) => http::serve(server, addr, token, limits).await,
+            }
+        };
+        tokio::select! {
+            outcome = serve => outcome,
+            name = stop => {
+                eprintln!("hermes-tools: {name} received, shutting down");
+                Ok(())
+            }
+        }
+    });
+    // Stop serving first (no call may start another process meanwhile),
+    // without waiting for blocking threads: a tool call still running must
+    // not hold the exit. Then, parent-first, every background process of
+    // this server.
+    runtime.shutdown_background();
+    let running = hermes_tools::shutdown_background_processes(SHUTDOWN_GRACE);
+    if running > 0 {
+        eprintln!("hermes-tools: stopped {running} background process(es)");
     }
+    outcome
+}
+
+/// Resolves with the name of the first of SIGTERM, SIGINT, SIGHUP to arrive.
+/// The handlers are installed before this returns, so a signal sent right
+/// after the server starts is not lost.
+fn stop_signal() -> Result<impl std::future::Future<Output = &'static str>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let install = |kind: SignalKind, name: &str| {
+        signal(kind).map_err(|e| format!("cannot handle {name}: {e}"))
+    };
+    let mut term = install(SignalKind::terminate(), "SIGTERM")?;
+    let mut int = install(SignalKind::interrupt(), "SIGINT")?;
+    let mut hup = install(SignalKind::hangup(), "SIGHUP")?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+            _ = hup.recv() => "SIGHUP",
+        }
+    })
 }
 
 /// The name of the default toolset: the core list of `toolsets.toml`.
@@ -241,152 +324,76 @@ impl ServerHandler for HermesServer {
         };
         Ok(to_call_result(result).into())
     }
-}
 
-async fn serve_stdio(server: HermesServer) -> Result<(), String> {
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| format!("MCP session over stdio failed to start: {e}"))?;
-    running
-        .waiting()
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("MCP session over stdio ended abnormally: {e}"))
-}
-
-/// `PORT` → `127.0.0.1:PORT`; `HOST:PORT` as given (names resolved). A
-/// non-loopback address needs a token.
-fn http_address(addr: &str, has_token: bool) -> Result<SocketAddr, String> {
-    let resolved: Vec<SocketAddr> = if let Ok(port) = addr.parse::<u16>() {
-        vec![SocketAddr::from(([127, 0, 0, 1], port))]
-    } else {
-        addr.to_socket_addrs()
-            .map_err(|e| {
-                format!("invalid --http address `{addr}` (expected PORT or HOST:PORT): {e}")
-            })?
-            .collect()
-    };
-    let Some(first) = resolved.first().copied() else {
-        return Err(format!("--http address `{addr}` resolves to nothing"));
-    };
-    if !has_token && resolved.iter().any(|a| !a.ip().is_loopback()) {
-        return Err(format!(
-            "refusing to serve on the non-loopback address `{addr}` without a token: \
-             set {TOKEN_ENV} (or --token)"
-        ));
+    /// rmcp reads a request whose params do not fit its method (e.g.
+    /// `tools/call` with string `arguments`) as a custom request; for a method
+    /// of MCP that is wrong params (-32602), not an unknown method (-32601).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(&request))
     }
-    Ok(first)
 }
 
-type Body = BoxBody<Bytes, Infallible>;
+/// The request methods of MCP (client to server); a custom request with one
+/// of these names had params rmcp could not read.
+const MCP_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/templates/list",
+    "resources/directory/read",
+    "skills/get",
+    "skills/list",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+];
 
-fn plain(status: http::StatusCode, text: &'static str) -> http::Response<Body> {
-    let mut response = http::Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
-/// Whether the request carries `Authorization: Bearer <token>`. Compared in
-/// constant time, so timing does not reveal how much of a guess was right.
-fn authorized(headers: &http::HeaderMap, token: &str) -> bool {
-    let Some(value) = headers
-        .get(http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let Some((scheme, given)) = value.trim().split_once(' ') else {
-        return false;
-    };
-    scheme.eq_ignore_ascii_case("bearer")
-        && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
-}
-
-/// Equality whose time depends on the lengths only, not on where the bytes differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-async fn serve_http(
-    server: HermesServer,
-    addr: SocketAddr,
-    token: Option<String>,
-) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the listening address: {e}"))?;
-    let mut config = StreamableHttpServerConfig::default();
-    if !local.ip().is_loopback() {
-        // rmcp's default Host check (DNS rebinding) only admits loopback
-        // names; off loopback every request must carry the token instead.
-        config = config.disable_allowed_hosts();
+fn custom_request_error(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    if !MCP_METHODS.contains(&method) {
+        return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_string(), None);
     }
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    let token: Option<Arc<str>> = token.map(Arc::from);
-    eprintln!(
-        "hermes-tools: MCP over streamable HTTP at http://{local}{HTTP_PATH}{}",
-        if token.is_some() {
-            " (bearer token required)"
-        } else {
-            ""
-        }
-    );
-    loop {
-        let (stream, _peer) = match listener.accept().await {
-            Ok(conn) => conn,
-            Err(e) => {
-                // Out of descriptors and the like: wait, keep serving.
-                eprintln!("warning: accept failed: {e}");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
+    let detail = match (method, &request.params) {
+        (_, None) => "params are missing".to_string(),
+        ("tools/call", Some(params)) => match params.get("arguments") {
+            Some(args) if !args.is_object() && !args.is_null() => {
+                format!("`arguments` must be a JSON object, got {}", json_kind(args))
             }
-        };
-        let mcp = mcp.clone();
-        let token = token.clone();
-        tokio::spawn(async move {
-            let service =
-                hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                    let mcp = mcp.clone();
-                    let token = token.clone();
-                    async move {
-                        if let Some(token) = &token {
-                            if !authorized(request.headers(), token) {
-                                let mut response = plain(
-                                    http::StatusCode::UNAUTHORIZED,
-                                    "missing or wrong bearer token\n",
-                                );
-                                response.headers_mut().insert(
-                                    http::header::WWW_AUTHENTICATE,
-                                    http::HeaderValue::from_static("Bearer"),
-                                );
-                                return Ok::<_, Infallible>(response);
-                            }
-                        }
-                        if request.uri().path() != HTTP_PATH {
-                            return Ok(plain(
-                                http::StatusCode::NOT_FOUND,
-                                "not found; MCP is at /mcp\n",
-                            ));
-                        }
-                        Ok(mcp.handle(request).await)
-                    }
-                });
-            // A connection's own failure (reset, bad request) ends only that connection.
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
+            _ => serde_json::from_value::<CallToolRequestParams>(params.clone())
+                .err()
+                .map_or_else(|| "params do not fit".to_string(), |e| e.to_string()),
+        },
+        (_, Some(params)) if !params.is_object() => {
+            format!("params must be a JSON object, got {}", json_kind(params))
+        }
+        _ => "params do not fit the method".to_string(),
+    };
+    ErrorData::invalid_params(format!("invalid params for `{method}`: {detail}"), None)
+}
+
+/// "a string", "an array", ... for messages about a JSON value's type.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
