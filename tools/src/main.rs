@@ -160,7 +160,7 @@ fn main() -> ExitCode {
             // thread: the call is answered, so do not wait for it.
             runtime.shutdown_background();
             // A background command started by this call does not outlive it.
-            hermes_tools::shutdown_background_processes(std::time::Duration::from_secs(2));
+            hermes_tools::shutdown_background_processes(mcp::SHUTDOWN_GRACE);
             emit(&format!("{result}\n"))
         }
         Command::Serve {

@@ -491,12 +491,22 @@ fn stdio_eof_tears_down_background_processes() {
     assert!(wait_until(Duration::from_secs(20), || {
         std::fs::read_to_string(&fg).is_ok_and(|s| s.ends_with('\n'))
     }));
+    let fg_pid: u32 = std::fs::read_to_string(&fg)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     drop(server.stdin.take());
     assert!(
         server.wait_exit(Duration::from_secs(30)),
         "the server exits at EOF although a call is running"
     );
     assert_torn_down(pids);
+    // The running foreground command goes with it.
+    assert!(
+        wait_until(Duration::from_secs(10), || process_gone(fg_pid)),
+        "foreground command {fg_pid} outlived the server"
+    );
 }
 
 fn signal(pid: u32, signal: nix::sys::signal::Signal) {

@@ -223,10 +223,26 @@ impl Background {
     }
 }
 
-/// The background processes of one process (the agent), by id.
+/// The background processes of one process (the agent), by id, and the
+/// foreground commands running now (so that an agent shutting down while
+/// a call waits on one, or after its call was abandoned, tears it down too).
 #[derive(Debug, Default)]
 pub struct ProcessTable {
     procs: Mutex<HashMap<String, Arc<Background>>>,
+    foreground: Mutex<HashMap<i32, Target>>,
+}
+
+/// A foreground command in the table; dropping it takes it out.
+#[derive(Debug)]
+pub struct Tracked<'a> {
+    table: &'a ProcessTable,
+    pid: i32,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        lock(&self.table.foreground).remove(&self.pid);
+    }
 }
 
 static TABLE: LazyLock<ProcessTable> = LazyLock::new(ProcessTable::default);
@@ -285,10 +301,21 @@ impl ProcessTable {
         all
     }
 
-    /// Tears down every background process of every profile (the agent
-    /// shutting down) with `grace`; returns how many were still running.
+    /// Records a foreground command until the returned guard is dropped.
+    pub fn track_foreground(&self, run: &Spawned) -> Tracked<'_> {
+        lock(&self.foreground).insert(run.pid, run.target());
+        Tracked {
+            table: self,
+            pid: run.pid,
+        }
+    }
+
+    /// Tears down every background process of every profile, and every
+    /// foreground command still running (the agent shutting down), with
+    /// `grace`; returns how many background processes were still running.
     pub fn shutdown_all(&self, grace: Duration) -> usize {
         let all: Vec<Arc<Background>> = lock(&self.procs).values().cloned().collect();
+        let foreground: Vec<Target> = lock(&self.foreground).values().copied().collect();
         let mut running = 0;
         std::thread::scope(|s| {
             for bg in &all {
@@ -296,6 +323,9 @@ impl ProcessTable {
                     running += 1;
                 }
                 s.spawn(move || kill(bg, grace));
+            }
+            for target in foreground {
+                s.spawn(move || teardown(target, grace));
             }
         });
         running

@@ -107,6 +107,9 @@ pub fn terminal(
     let env = ChildEnv::for_profile(ctx.profile());
     let run = procs::spawn(&env, &command, &cwd, FG_HEAD_BYTES, FG_TAIL_BYTES)
         .map_err(|e| format!("could not start the command: {e}"))?;
+    // Known to the table while it runs: an agent shutting down meanwhile
+    // (this call abandoned on its thread) tears it down too.
+    let _tracked = procs::table().track_foreground(&run);
     let grace = procs::grace_for(ctx.profile());
 
     let finished = run.exit.wait(Duration::from_secs(secs));
