@@ -585,12 +585,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
 fn special_location(real: &Path) -> Option<String> {
     if let Some(root) = SPECIAL_ROOTS.iter().find(|root| real.starts_with(root)) {
         let place = if real == Path::new(root) {
-            String::new()
+            (*root).to_owned()
         } else {
-            format!("{} is under ", real.display())
+            format!("{} is under {root}, which", real.display())
         };
         return Some(format!(
-            "{place}{root} holds kernel interfaces and devices, not regular files"
+            "{place} holds kernel interfaces and devices, not regular files"
         ));
     }
     kernel_fs(real).map(|kind| {
