@@ -289,3 +289,30 @@ fn write_never_replaces_a_fifo_or_writes_into_proc() {
     }
     assert!(is_fifo(&d.join("pipe")));
 }
+
+#[test]
+fn search_never_reads_unsafe_ignore_files() {
+    let dirs = harness::dirs();
+    let d = dirs.0.path();
+    for sub in ["", "fifo/", "zero/", "huge/"] {
+        fs::create_dir_all(d.join(sub)).unwrap();
+        fs::write(d.join(format!("{sub}f.txt")), "needle\n").unwrap();
+    }
+    // The walk reads ignore files whole and follows symlinks: a FIFO
+    // blocks it, /dev/zero and a sparse file are one endless line.
+    fifo(d, "fifo/.gitignore");
+    symlink("/dev/zero", d.join("zero/.ignore")).unwrap();
+    sparse(d, "huge/.gitignore", b"", SPARSE_BYTES);
+    let out = call("search_files", json!({"pattern": "needle"}), &dirs, TIMEOUT);
+    assert_eq!(matches(&out), [("f.txt".to_owned(), 1)]);
+    let hint = out.json["hint"].as_str().unwrap_or_default();
+    assert!(hint.starts_with("3 folder(s) were not searched"), "{hint}");
+    // The search path's own ignore file: refused at once.
+    let out = call(
+        "search_files",
+        json!({"pattern": "needle", "path": "fifo"}),
+        &dirs,
+        Duration::from_secs(10),
+    );
+    refused(&out, "search");
+}

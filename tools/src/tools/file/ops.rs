@@ -68,6 +68,11 @@ pub const MAX_SEARCH_LINE_BYTES: usize = 1024 * 1024;
 /// bigger file, and a replacement whose result would be bigger, and
 /// `write_file` refuses bigger content. Nothing is written when refused.
 pub const MAX_EDIT_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// The largest ignore file (`.gitignore`, `.ignore`, `.git/info/exclude`)
+/// `search_files` lets its walk read (bytes): the walk reads them whole, so
+/// a folder with a bigger one, or one that is not a regular file, is
+/// skipped (refused when it is the search path or above it).
+pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
 /// Folders holding kernel interfaces and devices, not stored files: never
 /// read, written or searched into, whatever path leads there.
 pub const SPECIAL_ROOTS: [&str; 3] = ["/proc", "/sys", "/dev"];
@@ -689,6 +694,83 @@ fn real_write_path(full: &Path) -> io::Result<PathBuf> {
         }
     }
     Ok(real)
+}
+
+/// Why a file the search walk would read whole (an ignore file, or a file
+/// naming a git folder) is not safe to read, if it is not. A missing one
+/// (or a dangling symlink) is not read, so it is fine.
+fn unsafe_to_read(path: &Path) -> Option<String> {
+    let meta = fs::metadata(path).ok()?;
+    let shown = path.display();
+    if let Some(reason) = fs::canonicalize(path)
+        .ok()
+        .and_then(|real| special_location(&real))
+    {
+        return Some(format!("{shown}: {reason}"));
+    }
+    if !meta.is_file() {
+        let kind = special_kind(&meta).unwrap_or("a special file");
+        return Some(format!("{shown} is {kind}, not a regular file"));
+    }
+    if meta.len() > MAX_IGNORE_FILE_BYTES {
+        return Some(format!(
+            "{shown} is {} bytes, over the {MAX_IGNORE_FILE_BYTES}-byte limit for ignore files",
+            meta.len()
+        ));
+    }
+    None
+}
+
+/// The first line of a small regular file, read non-blocking and capped.
+fn first_line(path: &Path) -> Option<String> {
+    let (file, meta) = open_regular(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut text = Vec::new();
+    file.take(MAX_IGNORE_FILE_BYTES)
+        .read_to_end(&mut text)
+        .ok()?;
+    let text = String::from_utf8_lossy(&text);
+    text.lines().next().map(str::to_owned)
+}
+
+/// Why the files that the search walk reads whole in folder `dir` are not
+/// safe to read, if they are not: `.gitignore`, `.ignore`, and
+/// `info/exclude` of its git folder (for a worktree, found through the
+/// `.git` file and the git folder's `commondir`, read here with a cap).
+/// The walk follows symlinks and blocks on FIFOs there, so such a folder
+/// is not entered.
+fn ignore_file_problem(dir: &Path) -> Option<String> {
+    let mut files = vec![dir.join(".gitignore"), dir.join(".ignore")];
+    let git = dir.join(".git");
+    match fs::metadata(&git) {
+        Ok(meta) if meta.is_dir() => files.push(git.join("info/exclude")),
+        Ok(meta) if meta.is_file() => {
+            if let Some(problem) = unsafe_to_read(&git) {
+                return Some(problem);
+            }
+            let gitdir =
+                first_line(&git).and_then(|line| line.strip_prefix("gitdir: ").map(PathBuf::from));
+            if let Some(gitdir) = gitdir {
+                let commondir = gitdir.join("commondir");
+                if let Some(problem) = unsafe_to_read(&commondir) {
+                    return Some(problem);
+                }
+                if let Some(common) = first_line(&commondir) {
+                    let common = if common.starts_with('.') {
+                        gitdir.join(common)
+                    } else {
+                        PathBuf::from(common)
+                    };
+                    files.push(common.join("info/exclude"));
+                }
+            }
+        }
+        // Missing, or special: the walk only opens a `.git` that is a file.
+        _ => {}
+    }
+    files.iter().find_map(|file| unsafe_to_read(file))
 }
 
 /// Opens `full` for reading text, refusing folders, special files and
@@ -1475,7 +1557,11 @@ fn hunk_range(from: usize, to: usize) -> String {
 /// Special files are never opened: a search path that resolves under
 /// [`SPECIAL_ROOTS`] (or onto a kernel file system) is refused, the walk
 /// never enters such folders, and devices, FIFOs, sockets and files of
-/// size 0 met on the way are skipped.
+/// size 0 met on the way are skipped. The walk reads ignore files whole
+/// (following symlinks), so a folder whose ignore file is not a regular
+/// file or is over [`MAX_IGNORE_FILE_BYTES`] is not entered (the hint
+/// says so), and the search is refused when that folder is the search
+/// path or above it.
 pub fn search_files(
     base: &Path,
     pattern: &str,
@@ -1511,8 +1597,25 @@ pub fn search_files(
             "it is {kind}, not a regular file or folder"
         )));
     }
+    // The walk reads the ignore files of the search path and of every
+    // folder above it before anything else.
+    let first_dir = if root.is_dir() {
+        Some(root.as_path())
+    } else {
+        root.parent()
+    };
+    if let Some(problem) = first_dir
+        .into_iter()
+        .flat_map(Path::ancestors)
+        .find_map(ignore_file_problem)
+    {
+        return Err(refuse(format!("the ignore file {problem}")));
+    }
     let shown_prefix = display_prefix(given);
 
+    // Folders not entered because of their ignore files, for the hint.
+    let skipped = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let skipped_in_walk = skipped.clone();
     let mut walk = WalkBuilder::new(&root);
     walk.hidden(true)
         .ignore(true)
@@ -1523,9 +1626,20 @@ pub fn search_files(
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|entry| {
-            !entry.file_type().is_some_and(|t| t.is_dir())
-                || special_location(entry.path()).is_none()
+        .filter_entry(move |entry| {
+            if !entry.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            if special_location(entry.path()).is_some() {
+                return false;
+            }
+            let Some(problem) = ignore_file_problem(entry.path()) else {
+                return true;
+            };
+            if let Ok(mut skipped) = skipped_in_walk.lock() {
+                skipped.push(problem);
+            }
+            false
         });
     if let Some(glob) = file_glob.filter(|g| !g.is_empty()) {
         let invalid = |e: ignore::Error| FileError::InvalidGlob {
@@ -1581,6 +1695,14 @@ pub fn search_files(
              file_glob, or raise limit, to see others",
             out.matches.len(),
             out.total_count
+        ));
+    }
+    let skipped = skipped.lock().map(|s| s.clone()).unwrap_or_default();
+    if let Some(first) = skipped.first() {
+        hints.push(format!(
+            "{} folder(s) were not searched because an ignore file in them cannot be \
+             read safely (first: {first})",
+            skipped.len()
         ));
     }
     if cut_lines > 0 {

@@ -1056,3 +1056,51 @@ fn patch_diff_of_many_changes_is_cut_and_counts_the_rest() {
         "term\n".repeat(3000)
     );
 }
+
+#[test]
+fn search_does_not_enter_folders_whose_ignore_files_are_unsafe() {
+    let dir = tmp();
+    let d = dir.path();
+    for sub in ["", "a/", "b/", "c/", "d/", "e/", "wt/"] {
+        put(d, &format!("{sub}f.txt"), "needle\n");
+    }
+    // The walk would block on these, or read them whole.
+    fifo(d, "a/.gitignore");
+    std::os::unix::fs::symlink("/dev/zero", d.join("b/.ignore")).unwrap();
+    sparse(d, "c/.gitignore", b"*.log\n", 3 << 20);
+    fs::create_dir_all(d.join("d/.git/info")).unwrap();
+    fifo(d, "d/.git/info/exclude");
+    // A worktree whose git folder's `commondir` is a FIFO.
+    let gitdir = tmp();
+    fifo(gitdir.path(), "commondir");
+    put(
+        d,
+        "wt/.git",
+        format!("gitdir: {}\n", gitdir.path().display()),
+    );
+    // A folder with a plain ignore file is searched as usual.
+    put(d, "e/.gitignore", "*.log\n");
+    put(d, "e/x.log", "needle\n");
+
+    let base = d.to_owned();
+    let out = answers_in_time(&d.join("a/.gitignore"), move || {
+        search_files(&base, "needle", None, None, None)
+    })
+    .unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![("e/f.txt".into(), 1), ("f.txt".into(), 1)]
+    );
+    let hint = out.hint.unwrap();
+    assert!(hint.starts_with("5 folder(s) were not searched"), "{hint}");
+    assert!(hint.contains("a/.gitignore is a FIFO"), "{hint}");
+
+    // As the search path (or below one), it is refused.
+    for path in ["a", "a/f.txt", "c"] {
+        let err = search_files(d, "needle", Some(path), None, None).unwrap_err();
+        special_err(&err, "search");
+        assert!(err.to_string().contains("the ignore file"), "{err}");
+    }
+    let err = search_files(d, "needle", Some("c"), None, None).unwrap_err();
+    assert!(err.to_string().contains("limit for ignore files"), "{err}");
+}
