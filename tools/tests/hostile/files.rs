@@ -307,6 +307,27 @@ fn search_never_reads_unsafe_ignore_files() {
     assert_eq!(matches(&out), [("f.txt".to_owned(), 1)]);
     let hint = out.json["hint"].as_str().unwrap_or_default();
     assert!(hint.starts_with("3 folder(s) were not searched"), "{hint}");
+    // A .gitignore dense with wildcards, near the default budget of the
+    // ignore bytes a walk holds (each line is compiled): searched within
+    // the ceiling, or skipped if the budget is set lower.
+    let globs: String = (0..)
+        .map(|i| format!("*{i}_abcdefgh*.x\n"))
+        .scan(0, |len, line: String| {
+            *len += line.len();
+            (*len <= 120 << 10).then_some(line)
+        })
+        .collect();
+    fs::create_dir(d.join("dense")).unwrap();
+    fs::write(d.join("dense/.gitignore"), globs).unwrap();
+    fs::write(d.join("dense/f.txt"), "needle\n").unwrap();
+    let out = call("search_files", json!({"pattern": "needle"}), &dirs, TIMEOUT);
+    let found = matches(&out);
+    let hint = out.json["hint"].as_str().unwrap_or_default();
+    assert!(
+        found.contains(&("dense/f.txt".to_owned(), 1)) || hint.contains("dense"),
+        "{}",
+        out.json
+    );
     // The search path's own ignore file: refused at once.
     let out = call(
         "search_files",

@@ -68,11 +68,14 @@ pub const MAX_SEARCH_LINE_BYTES: usize = 1024 * 1024;
 /// bigger file, and a replacement whose result would be bigger, and
 /// `write_file` refuses bigger content. Nothing is written when refused.
 pub const MAX_EDIT_FILE_BYTES: u64 = 10 * 1024 * 1024;
-/// The largest ignore file (`.gitignore`, `.ignore`, `.git/info/exclude`)
-/// `search_files` lets its walk read (bytes): the walk reads them whole, so
-/// a folder with a bigger one, or one that is not a regular file, is
-/// skipped (refused when it is the search path or above it).
-pub const MAX_IGNORE_FILE_BYTES: u64 = 1024 * 1024;
+/// The most bytes of ignore files (`.gitignore`, `.ignore`,
+/// `.git/info/exclude`) `search_files` lets its walk hold at once: those of
+/// a folder and of every folder above it, summed. The walk reads them whole
+/// and compiles each line into a matcher (about half a MiB of memory per KiB
+/// of wildcard patterns), so a folder over this budget, or with an ignore
+/// file that is not a regular file, is not entered; the search is refused
+/// when that folder is the search path or above it.
+pub const MAX_IGNORE_BYTES: u64 = 128 * 1024;
 /// Folders holding kernel interfaces and devices, not stored files: never
 /// read, written or searched into, whatever path leads there.
 pub const SPECIAL_ROOTS: [&str; 3] = ["/proc", "/sys", "/dev"];
@@ -696,29 +699,25 @@ fn real_write_path(full: &Path) -> io::Result<PathBuf> {
     Ok(real)
 }
 
-/// Why a file the search walk would read whole (an ignore file, or a file
-/// naming a git folder) is not safe to read, if it is not. A missing one
-/// (or a dangling symlink) is not read, so it is fine.
-fn unsafe_to_read(path: &Path) -> Option<String> {
-    let meta = fs::metadata(path).ok()?;
+/// The size of a file the search walk would read whole (an ignore file,
+/// or a file naming a git folder), or why it is not safe to read. A
+/// missing one (or a dangling symlink) is not read: size 0.
+fn walk_read_size(path: &Path) -> Result<u64, String> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(0);
+    };
     let shown = path.display();
     if let Some(reason) = fs::canonicalize(path)
         .ok()
         .and_then(|real| special_location(&real))
     {
-        return Some(format!("{shown}: {reason}"));
+        return Err(format!("{shown}: {reason}"));
     }
     if !meta.is_file() {
         let kind = special_kind(&meta).unwrap_or("a special file");
-        return Some(format!("{shown} is {kind}, not a regular file"));
+        return Err(format!("{shown} is {kind}, not a regular file"));
     }
-    if meta.len() > MAX_IGNORE_FILE_BYTES {
-        return Some(format!(
-            "{shown} is {} bytes, over the {MAX_IGNORE_FILE_BYTES}-byte limit for ignore files",
-            meta.len()
-        ));
-    }
-    None
+    Ok(meta.len())
 }
 
 /// The first line of a small regular file, read non-blocking and capped.
@@ -728,49 +727,91 @@ fn first_line(path: &Path) -> Option<String> {
         return None;
     }
     let mut text = Vec::new();
-    file.take(MAX_IGNORE_FILE_BYTES)
-        .read_to_end(&mut text)
-        .ok()?;
+    file.take(MAX_IGNORE_BYTES).read_to_end(&mut text).ok()?;
     let text = String::from_utf8_lossy(&text);
     text.lines().next().map(str::to_owned)
 }
 
-/// Why the files that the search walk reads whole in folder `dir` are not
-/// safe to read, if they are not: `.gitignore`, `.ignore`, and
+/// The bytes of the files the search walk reads whole in folder `dir`, or
+/// why one of them is not safe to read: `.gitignore`, `.ignore`, and
 /// `info/exclude` of its git folder (for a worktree, found through the
-/// `.git` file and the git folder's `commondir`, read here with a cap).
-/// The walk follows symlinks and blocks on FIFOs there, so such a folder
-/// is not entered.
-fn ignore_file_problem(dir: &Path) -> Option<String> {
+/// `.git` file and the git folder's `commondir`, both counted and read here
+/// with a cap). The walk follows symlinks and blocks on FIFOs there.
+fn ignore_bytes(dir: &Path) -> Result<u64, String> {
     let mut files = vec![dir.join(".gitignore"), dir.join(".ignore")];
     let git = dir.join(".git");
     match fs::metadata(&git) {
         Ok(meta) if meta.is_dir() => files.push(git.join("info/exclude")),
         Ok(meta) if meta.is_file() => {
-            if let Some(problem) = unsafe_to_read(&git) {
-                return Some(problem);
-            }
-            let gitdir =
-                first_line(&git).and_then(|line| line.strip_prefix("gitdir: ").map(PathBuf::from));
+            let gitdir = (walk_read_size(&git)? <= MAX_IGNORE_BYTES)
+                .then(|| first_line(&git))
+                .flatten()
+                .and_then(|line| line.strip_prefix("gitdir: ").map(PathBuf::from));
             if let Some(gitdir) = gitdir {
                 let commondir = gitdir.join("commondir");
-                if let Some(problem) = unsafe_to_read(&commondir) {
-                    return Some(problem);
+                if walk_read_size(&commondir)? <= MAX_IGNORE_BYTES {
+                    if let Some(common) = first_line(&commondir) {
+                        let common = if common.starts_with('.') {
+                            gitdir.join(common)
+                        } else {
+                            PathBuf::from(common)
+                        };
+                        files.push(common.join("info/exclude"));
+                    }
                 }
-                if let Some(common) = first_line(&commondir) {
-                    let common = if common.starts_with('.') {
-                        gitdir.join(common)
-                    } else {
-                        PathBuf::from(common)
-                    };
-                    files.push(common.join("info/exclude"));
-                }
+                files.push(commondir);
             }
+            files.push(git);
         }
         // Missing, or special: the walk only opens a `.git` that is a file.
         _ => {}
     }
-    files.iter().find_map(|file| unsafe_to_read(file))
+    files.iter().try_fold(0u64, |sum, file| {
+        Ok(sum.saturating_add(walk_read_size(file)?))
+    })
+}
+
+/// Keeps the search walk's ignore files within [`MAX_IGNORE_BYTES`]: the
+/// bytes held for each folder with ignore files (its own plus those above
+/// it), and the folders not entered.
+struct IgnoreBudget {
+    held: std::collections::HashMap<PathBuf, u64>,
+    skipped: Vec<String>,
+}
+
+impl IgnoreBudget {
+    /// Whether the walk may enter folder `dir`.
+    fn admit(&mut self, dir: &Path) -> bool {
+        let own = match ignore_bytes(dir) {
+            Ok(0) => return true,
+            Ok(own) => own,
+            Err(problem) => {
+                self.skipped.push(problem);
+                return false;
+            }
+        };
+        let above = dir
+            .ancestors()
+            .skip(1)
+            .find_map(|a| self.held.get(a))
+            .copied()
+            .unwrap_or(0);
+        let total = above.saturating_add(own);
+        if total > MAX_IGNORE_BYTES {
+            self.skipped.push(over_ignore_budget(dir, total));
+            return false;
+        }
+        self.held.insert(dir.to_path_buf(), total);
+        true
+    }
+}
+
+fn over_ignore_budget(dir: &Path, total: u64) -> String {
+    format!(
+        "the ignore files of {} and the folders above it hold {total} bytes, \
+         over the {MAX_IGNORE_BYTES}-byte budget",
+        dir.display()
+    )
 }
 
 /// Opens `full` for reading text, refusing folders, special files and
@@ -1558,10 +1599,10 @@ fn hunk_range(from: usize, to: usize) -> String {
 /// [`SPECIAL_ROOTS`] (or onto a kernel file system) is refused, the walk
 /// never enters such folders, and devices, FIFOs, sockets and files of
 /// size 0 met on the way are skipped. The walk reads ignore files whole
-/// (following symlinks), so a folder whose ignore file is not a regular
-/// file or is over [`MAX_IGNORE_FILE_BYTES`] is not entered (the hint
-/// says so), and the search is refused when that folder is the search
-/// path or above it.
+/// (following symlinks), so a folder with an ignore file that is not a
+/// regular file, or whose ignore files and those above it exceed
+/// [`MAX_IGNORE_BYTES`], is not entered (the hint says so), and the search
+/// is refused when that folder is the search path or above it.
 pub fn search_files(
     base: &Path,
     pattern: &str,
@@ -1600,22 +1641,26 @@ pub fn search_files(
     // The walk reads the ignore files of the search path and of every
     // folder above it before anything else.
     let first_dir = if root.is_dir() {
-        Some(root.as_path())
+        root.clone()
     } else {
         root.parent()
+            .map_or_else(|| root.clone(), Path::to_path_buf)
     };
-    if let Some(problem) = first_dir
-        .into_iter()
-        .flat_map(Path::ancestors)
-        .find_map(ignore_file_problem)
-    {
-        return Err(refuse(format!("the ignore file {problem}")));
+    let mut held = 0u64;
+    for dir in first_dir.ancestors() {
+        let own = ignore_bytes(dir).map_err(|p| refuse(format!("the ignore file {p}")))?;
+        held = held.saturating_add(own);
+    }
+    if held > MAX_IGNORE_BYTES {
+        return Err(refuse(over_ignore_budget(&first_dir, held)));
     }
     let shown_prefix = display_prefix(given);
 
-    // Folders not entered because of their ignore files, for the hint.
-    let skipped = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let skipped_in_walk = skipped.clone();
+    let budget = std::sync::Arc::new(std::sync::Mutex::new(IgnoreBudget {
+        held: [(first_dir, held)].into(),
+        skipped: Vec::new(),
+    }));
+    let budget_in_walk = budget.clone();
     let mut walk = WalkBuilder::new(&root);
     walk.hidden(true)
         .ignore(true)
@@ -1630,16 +1675,10 @@ pub fn search_files(
             if !entry.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
-            if special_location(entry.path()).is_some() {
-                return false;
-            }
-            let Some(problem) = ignore_file_problem(entry.path()) else {
-                return true;
-            };
-            if let Ok(mut skipped) = skipped_in_walk.lock() {
-                skipped.push(problem);
-            }
-            false
+            special_location(entry.path()).is_none()
+                && budget_in_walk
+                    .lock()
+                    .is_ok_and(|mut budget| budget.admit(entry.path()))
         });
     if let Some(glob) = file_glob.filter(|g| !g.is_empty()) {
         let invalid = |e: ignore::Error| FileError::InvalidGlob {
@@ -1697,11 +1736,10 @@ pub fn search_files(
             out.total_count
         ));
     }
-    let skipped = skipped.lock().map(|s| s.clone()).unwrap_or_default();
+    let skipped = budget.lock().map(|b| b.skipped.clone()).unwrap_or_default();
     if let Some(first) = skipped.first() {
         hints.push(format!(
-            "{} folder(s) were not searched because an ignore file in them cannot be \
-             read safely (first: {first})",
+            "{} folder(s) were not searched because of their ignore files (first: {first})",
             skipped.len()
         ));
     }

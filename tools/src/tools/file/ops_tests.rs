@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::ops::{
     patch, read_file, search_files, write_file, FileError, LINE_CUT_MARKER, MAX_EDIT_FILE_BYTES,
-    MAX_READ_CHARS, MAX_SEARCH_LINE_BYTES,
+    MAX_IGNORE_BYTES, MAX_READ_CHARS, MAX_SEARCH_LINE_BYTES,
 };
 use tempfile::TempDir;
 
@@ -1102,5 +1102,39 @@ fn search_does_not_enter_folders_whose_ignore_files_are_unsafe() {
         assert!(err.to_string().contains("the ignore file"), "{err}");
     }
     let err = search_files(d, "needle", Some("c"), None, None).unwrap_err();
-    assert!(err.to_string().contains("limit for ignore files"), "{err}");
+    assert!(err.to_string().contains("-byte budget"), "{err}");
+}
+
+#[test]
+fn search_keeps_the_ignore_files_it_holds_within_budget() {
+    let dir = tmp();
+    let d = dir.path();
+    // Each file is within budget; nested, the inner one's sum is not.
+    let patterns = |n: u64| -> String {
+        (0..)
+            .map(|i| format!("*pattern{i}*.tmp\n"))
+            .scan(0u64, |len, line| {
+                *len += line.len() as u64;
+                (*len <= n).then_some(line)
+            })
+            .collect()
+    };
+    put(d, "outer/.gitignore", patterns(MAX_IGNORE_BYTES * 2 / 3));
+    put(d, "outer/f.txt", "needle\n");
+    put(d, "outer/inner/.gitignore", patterns(MAX_IGNORE_BYTES / 2));
+    put(d, "outer/inner/f.txt", "needle\n");
+    // A sibling with no ignore files of its own is within budget.
+    put(d, "outer/plain/f.txt", "needle\n");
+    let out = search_files(d, "needle", None, None, None).unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![("outer/f.txt".into(), 1), ("outer/plain/f.txt".into(), 1)]
+    );
+    let hint = out.hint.unwrap();
+    assert!(
+        hint.starts_with("1 folder(s) were not searched") && hint.contains("outer/inner"),
+        "{hint}"
+    );
+    let err = search_files(d, "needle", Some("outer/inner"), None, None).unwrap_err();
+    special_err(&err, "search");
 }
