@@ -771,38 +771,51 @@ fn ignore_bytes(dir: &Path) -> Result<u64, String> {
     })
 }
 
-/// Keeps the search walk's ignore files within [`MAX_IGNORE_BYTES`]: the
-/// bytes held for each folder with ignore files (its own plus those above
-/// it), and the folders not entered.
+/// Keeps the search walk's ignore files within [`MAX_IGNORE_BYTES`]. The
+/// walk goes depth first, so the folders whose ignore files it holds are
+/// those on the way down to the folder it is entering: a stack, as deep as
+/// the tree, of those with ignore files and the bytes held down to each.
 struct IgnoreBudget {
-    held: std::collections::HashMap<PathBuf, u64>,
-    skipped: Vec<String>,
+    held: Vec<(PathBuf, u64)>,
+    /// Folders not entered, and the reason for the first.
+    skipped: u64,
+    first_skipped: Option<String>,
 }
 
 impl IgnoreBudget {
+    /// Starts with the bytes held for the search path and the folders
+    /// above it.
+    fn new(root: PathBuf, held: u64) -> Self {
+        Self {
+            held: vec![(root, held)],
+            skipped: 0,
+            first_skipped: None,
+        }
+    }
+
     /// Whether the walk may enter folder `dir`.
     fn admit(&mut self, dir: &Path) -> bool {
+        while self.held.len() > 1 && !self.held.last().is_some_and(|(d, _)| dir.starts_with(d)) {
+            self.held.pop();
+        }
         let own = match ignore_bytes(dir) {
             Ok(0) => return true,
             Ok(own) => own,
-            Err(problem) => {
-                self.skipped.push(problem);
-                return false;
-            }
+            Err(problem) => return self.skip(problem),
         };
-        let above = dir
-            .ancestors()
-            .skip(1)
-            .find_map(|a| self.held.get(a))
-            .copied()
-            .unwrap_or(0);
+        let above = self.held.last().map_or(0, |&(_, bytes)| bytes);
         let total = above.saturating_add(own);
         if total > MAX_IGNORE_BYTES {
-            self.skipped.push(over_ignore_budget(dir, total));
-            return false;
+            return self.skip(over_ignore_budget(dir, total));
         }
-        self.held.insert(dir.to_path_buf(), total);
+        self.held.push((dir.to_path_buf(), total));
         true
+    }
+
+    fn skip(&mut self, reason: String) -> bool {
+        self.skipped += 1;
+        self.first_skipped.get_or_insert(reason);
+        false
     }
 }
 
@@ -1656,10 +1669,7 @@ pub fn search_files(
     }
     let shown_prefix = display_prefix(given);
 
-    let budget = std::sync::Arc::new(std::sync::Mutex::new(IgnoreBudget {
-        held: [(first_dir, held)].into(),
-        skipped: Vec::new(),
-    }));
+    let budget = std::sync::Arc::new(std::sync::Mutex::new(IgnoreBudget::new(first_dir, held)));
     let budget_in_walk = budget.clone();
     let mut walk = WalkBuilder::new(&root);
     walk.hidden(true)
@@ -1736,12 +1746,13 @@ pub fn search_files(
             out.total_count
         ));
     }
-    let skipped = budget.lock().map(|b| b.skipped.clone()).unwrap_or_default();
-    if let Some(first) = skipped.first() {
-        hints.push(format!(
-            "{} folder(s) were not searched because of their ignore files (first: {first})",
-            skipped.len()
-        ));
+    if let Ok(budget) = budget.lock() {
+        if let Some(first) = &budget.first_skipped {
+            hints.push(format!(
+                "{} folder(s) were not searched because of their ignore files (first: {first})",
+                budget.skipped
+            ));
+        }
     }
     if cut_lines > 0 {
         hints.push(format!(

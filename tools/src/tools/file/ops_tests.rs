@@ -1125,10 +1125,17 @@ fn search_keeps_the_ignore_files_it_holds_within_budget() {
     put(d, "outer/inner/f.txt", "needle\n");
     // A sibling with no ignore files of its own is within budget.
     put(d, "outer/plain/f.txt", "needle\n");
+    // Once the walk has left `outer`, its ignore file is no longer held.
+    put(d, "z/.gitignore", patterns(MAX_IGNORE_BYTES * 2 / 3));
+    put(d, "z/f.txt", "needle\n");
     let out = search_files(d, "needle", None, None, None).unwrap();
     assert_eq!(
         paths_and_lines(&out),
-        vec![("outer/f.txt".into(), 1), ("outer/plain/f.txt".into(), 1)]
+        vec![
+            ("outer/f.txt".into(), 1),
+            ("outer/plain/f.txt".into(), 1),
+            ("z/f.txt".into(), 1)
+        ]
     );
     let hint = out.hint.unwrap();
     assert!(
