@@ -157,3 +157,71 @@ fn the_file_toolset_has_the_four_tools_with_described_parameters() {
         }
     }
 }
+
+#[tokio::test]
+async fn special_files_are_refused_with_nothing_done() {
+    let sb = Sandbox::new();
+    let root = sb.dir.path();
+    let pipe = root.join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink("/proc", root.join("p")).unwrap();
+    std::fs::write(root.join("ok.txt"), "Name: here\n").unwrap();
+
+    for (tool, args) in [
+        ("read_file", json!({"path": "pipe"})),
+        ("read_file", json!({"path": "p/self/status"})),
+        ("read_file", json!({"path": "/dev/zero"})),
+        ("write_file", json!({"path": "pipe", "content": "x"})),
+        ("write_file", json!({"path": "p/self/comm", "content": "x"})),
+        (
+            "patch",
+            json!({"path": "pipe", "old_string": "a", "new_string": "b"}),
+        ),
+        ("search_files", json!({"pattern": "x", "path": "p"})),
+        ("search_files", json!({"pattern": "x", "path": "/sys"})),
+    ] {
+        // Opening the FIFO for reading would block: bounded here, and a
+        // writer is opened to free the reader if it came to that.
+        let answer =
+            tokio::time::timeout(std::time::Duration::from_secs(20), sb.call(tool, args)).await;
+        let Ok(v) = answer else {
+            let _ = std::fs::OpenOptions::new().write(true).open(&pipe);
+            panic!("{tool} blocked on a special file");
+        };
+        let e = v["error"].as_str().unwrap_or_else(|| panic!("{tool}: {v}"));
+        assert!(
+            e.contains("regular files") && e.contains("nothing was done"),
+            "{tool}: {e}"
+        );
+    }
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(&kind));
+
+    // The walk skips the FIFO and does not follow the link into /proc.
+    let v = sb.call("search_files", json!({"pattern": "Name"})).await;
+    assert_eq!(v["total_count"], 1, "{v}");
+    assert_eq!(v["matches"][0]["path"], "ok.txt");
+}
+
+#[tokio::test]
+async fn patch_refuses_a_replacement_over_the_size_limit() {
+    let sb = Sandbox::new();
+    let text = "a".repeat(1 << 20);
+    std::fs::write(sb.dir.path().join("a.txt"), &text).unwrap();
+    let v = sb
+        .call(
+            "patch",
+            json!({"path": "a.txt", "old_string": "a", "new_string": "b".repeat(4096), "replace_all": true}),
+        )
+        .await;
+    let e = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        e.contains("1048576 occurrences") && e.contains("10 MiB") && e.contains("a.txt"),
+        "{e}"
+    );
+    assert_eq!(sb.read("a.txt"), text, "unchanged");
+}

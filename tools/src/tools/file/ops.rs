@@ -12,11 +12,28 @@
 //!   [`MAX_READ_CHARS`] characters, and a cut page says where to go on.
 //! - `patch` is an exact find-and-replace and returns a unified diff.
 //! - `search_files` returns `{path, line, content}` matches.
+//!
+//! Memory is bounded by limits, not by the input: a line is read with a cap
+//! checked while reading ([`MAX_LINE_CHARS`] for `read_file`,
+//! [`MAX_SEARCH_LINE_BYTES`] for `search_files`) and a NUL byte makes a
+//! file binary as soon as the chunk holding it is read; `patch` and
+//! `write_file` refuse files and results over [`MAX_EDIT_FILE_BYTES`], the
+//! size of a replacement being computed before it is built; the diff is
+//! built in one forward pass and kept to [`MAX_DIFF_CHARS`].
+//!
+//! Special files are never read, written or searched: anything whose real
+//! path (symlinks and `..` resolved) is under [`SPECIAL_ROOTS`] or on a
+//! kernel file system mounted elsewhere, devices, FIFOs and sockets, and
+//! files that report a size of 0 but are not empty. A FIFO is refused
+//! before it is opened (opening one for reading blocks until a writer
+//! comes), and files are opened non-blocking so one swapped in meanwhile
+//! cannot block either.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -43,6 +60,25 @@ pub const MAX_SEARCH_LIMIT: u64 = 1000;
 pub const MAX_MATCH_LINE_CHARS: usize = 500;
 /// Characters of diff preview that `patch` returns before cutting it.
 pub const MAX_DIFF_CHARS: usize = 8000;
+/// Bytes of one line that `search_files` matches against. A longer line is
+/// matched on its first this-many bytes only (the rest is read past, never
+/// held), and the result's hint says lines were cut.
+pub const MAX_SEARCH_LINE_BYTES: usize = 1024 * 1024;
+/// The largest file the file tools edit or write (bytes): `patch` refuses a
+/// bigger file, and a replacement whose result would be bigger, and
+/// `write_file` refuses bigger content. Nothing is written when refused.
+pub const MAX_EDIT_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// The most bytes of ignore files (`.gitignore`, `.ignore`,
+/// `.git/info/exclude`) `search_files` lets its walk hold at once: those of
+/// a folder and of every folder above it, summed. The walk reads them whole
+/// and compiles each line into a matcher (about half a MiB of memory per KiB
+/// of wildcard patterns), so a folder over this budget, or with an ignore
+/// file that is not a regular file, is not entered; the search is refused
+/// when that folder is the search path or above it.
+pub const MAX_IGNORE_BYTES: u64 = 128 * 1024;
+/// Folders holding kernel interfaces and devices, not stored files: never
+/// read, written or searched into, whatever path leads there.
+pub const SPECIAL_ROOTS: [&str; 3] = ["/proc", "/sys", "/dev"];
 
 /// Bytes looked at to decide whether a file is binary.
 const BINARY_SAMPLE_BYTES: usize = 8192;
@@ -101,6 +137,18 @@ pub enum FileError {
     InvalidRegex { pattern: String, message: String },
     /// The `file_glob` is not a valid glob.
     InvalidGlob { glob: String, message: String },
+    /// The path is a special file (see [`SPECIAL_ROOTS`]), not a regular one.
+    Special {
+        path: String,
+        action: &'static str,
+        reason: String,
+    },
+    /// The file to patch is over [`MAX_EDIT_FILE_BYTES`].
+    FileTooLarge { path: String, size: u64 },
+    /// The content to write is over [`MAX_EDIT_FILE_BYTES`].
+    ContentTooLarge { path: String, size: u64 },
+    /// Replacing would make the file bigger than [`MAX_EDIT_FILE_BYTES`].
+    ResultTooLarge { path: String, count: u64, size: u64 },
 }
 
 impl fmt::Display for FileError {
@@ -173,11 +221,49 @@ impl fmt::Display for FileError {
             Self::InvalidGlob { glob, message } => {
                 write!(f, "Invalid file_glob {glob:?}: {message}")
             }
+            Self::Special {
+                path,
+                action,
+                reason,
+            } => write!(
+                f,
+                "Cannot {action} {path}: {reason}. The file tools only work on regular files \
+                 outside {}; nothing was done",
+                SPECIAL_ROOTS.join(", ")
+            ),
+            Self::FileTooLarge { path, size } => write!(
+                f,
+                "{path} is {size} bytes, over the {} limit of patch; nothing was changed. \
+                 Edit files this large with the terminal",
+                limit_text()
+            ),
+            Self::ContentTooLarge { path, size } => write!(
+                f,
+                "The content for {path} is {size} bytes, over the {} limit of write_file; \
+                 nothing was written",
+                limit_text()
+            ),
+            Self::ResultTooLarge { path, count, size } => write!(
+                f,
+                "Replacing the {count} occurrences of old_string would make {path} {size} \
+                 bytes, over the {} limit; nothing was changed. Replace fewer occurrences \
+                 (a longer old_string without replace_all) or use the terminal",
+                limit_text()
+            ),
         }
     }
 }
 
 impl std::error::Error for FileError {}
+
+/// [`MAX_EDIT_FILE_BYTES`] as the errors say it.
+fn limit_text() -> String {
+    format!(
+        "{}-byte ({} MiB)",
+        MAX_EDIT_FILE_BYTES,
+        MAX_EDIT_FILE_BYTES / (1024 * 1024)
+    )
+}
 
 impl FileError {
     fn from_io(err: &io::Error, path: &str, action: &'static str) -> Self {
@@ -349,17 +435,28 @@ fn binary_extension(path: &Path) -> Option<String> {
         .then(|| format!("a .{ext} file"))
 }
 
+/// What [`read_line_capped`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    /// A line in the buffer; `cut` when bytes past the cap were read past.
+    Text { cut: bool },
+    /// A NUL byte: the file is binary. Reading stopped in that chunk.
+    Nul,
+}
+
 /// Reads one line (up to and including `\n`) into `buf`, keeping at most
-/// `cap` bytes of it and skipping the rest. Returns `None` at end of file,
-/// else whether bytes were skipped.
+/// `cap` bytes of it and reading past the rest, so a line of any length
+/// costs at most `cap` bytes of memory. Each chunk is checked for NUL as it
+/// is read: a NUL ends the read with [`Line::Nul`] at once. Returns `None`
+/// at end of file.
 fn read_line_capped<R: BufRead>(
     reader: &mut R,
     buf: &mut Vec<u8>,
     cap: usize,
-) -> io::Result<Option<bool>> {
+) -> io::Result<Option<Line>> {
     buf.clear();
     let mut any = false;
-    let mut skipped = false;
+    let mut cut = false;
     loop {
         let chunk = match reader.fill_buf() {
             Ok(chunk) => chunk,
@@ -367,22 +464,25 @@ fn read_line_capped<R: BufRead>(
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok(any.then_some(skipped));
+            return Ok(any.then_some(Line::Text { cut }));
         }
         any = true;
         let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
             Some(pos) => (pos + 1, true),
             None => (chunk.len(), false),
         };
+        if chunk[..take].contains(&0) {
+            return Ok(Some(Line::Nul));
+        }
         let room = cap.saturating_sub(buf.len());
         let keep = take.min(room);
         buf.extend_from_slice(&chunk[..keep]);
         if keep < take {
-            skipped = true;
+            cut = true;
         }
         reader.consume(take);
         if done {
-            return Ok(Some(skipped));
+            return Ok(Some(Line::Text { cut }));
         }
     }
 }
@@ -482,11 +582,262 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Opens `full` for reading text, refusing folders and binary files.
-/// Returns the open file (rewound) and its size.
-fn open_text_file(full: &Path, given: &str) -> Result<(File, u64), FileError> {
-    let meta = match fs::metadata(full) {
-        Ok(meta) => meta,
+// ---------------------------------------------------------------------------
+// Special files
+// ---------------------------------------------------------------------------
+
+/// Why the real path `real` (symlinks and `..` resolved) is off limits, if
+/// it is: under one of [`SPECIAL_ROOTS`], or on a kernel file system
+/// mounted elsewhere (a bind mount of `/proc`, say). A path that does not
+/// exist yet is judged by its nearest existing folder.
+fn special_location(real: &Path) -> Option<String> {
+    if let Some(root) = SPECIAL_ROOTS.iter().find(|root| real.starts_with(root)) {
+        let place = if real == Path::new(root) {
+            (*root).to_owned()
+        } else {
+            format!("{} is under {root}, which", real.display())
+        };
+        return Some(format!(
+            "{place} holds kernel interfaces and devices, not regular files"
+        ));
+    }
+    kernel_fs(real).map(|kind| {
+        format!(
+            "{} is on a {kind} file system (kernel interfaces, not regular files)",
+            real.display()
+        )
+    })
+}
+
+/// The kernel file system `path` (or its nearest existing folder) is on,
+/// if it is one.
+#[cfg(target_os = "linux")]
+fn kernel_fs(path: &Path) -> Option<&'static str> {
+    use nix::sys::statfs::{self, FsType};
+    const KINDS: [(FsType, &str); 11] = [
+        (statfs::PROC_SUPER_MAGIC, "proc"),
+        (statfs::SYSFS_MAGIC, "sysfs"),
+        (statfs::DEBUGFS_MAGIC, "debugfs"),
+        (statfs::TRACEFS_MAGIC, "tracefs"),
+        (statfs::SECURITYFS_MAGIC, "securityfs"),
+        (statfs::CGROUP_SUPER_MAGIC, "cgroup"),
+        (statfs::CGROUP2_SUPER_MAGIC, "cgroup2"),
+        (statfs::BPF_FS_MAGIC, "bpf"),
+        (statfs::DEVPTS_SUPER_MAGIC, "devpts"),
+        (statfs::SELINUX_MAGIC, "selinuxfs"),
+        (statfs::SMACK_MAGIC, "smackfs"),
+    ];
+    let kind = path
+        .ancestors()
+        .find_map(|p| statfs::statfs(p).ok())?
+        .filesystem_type();
+    KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|&(_, name)| name)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kernel_fs(_path: &Path) -> Option<&'static str> {
+    None
+}
+
+/// What `meta` describes when it is neither a regular file, a folder nor a
+/// symlink: a device, a FIFO or a socket.
+fn special_kind(meta: &fs::Metadata) -> Option<&'static str> {
+    let kind = meta.file_type();
+    if kind.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if kind.is_char_device() {
+        Some("a character device")
+    } else if kind.is_block_device() {
+        Some("a block device")
+    } else if kind.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// Opens the regular file `real` for reading without ever blocking in
+/// `open`: non-blocking, so a FIFO swapped in after the checks cannot hang
+/// the call, and checked again on the open handle.
+fn open_regular(real: &Path) -> io::Result<(File, fs::Metadata)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(real)?;
+    let meta = file.metadata()?;
+    Ok((file, meta))
+}
+
+/// The real path a write to `full` reaches: resolved component by
+/// component as the kernel would, symlinks followed (a dangling one is the
+/// path itself) and `..` applied after them, with the folders that do not
+/// exist yet taken as the plain folders `write_file` will create.
+fn real_write_path(full: &Path) -> io::Result<PathBuf> {
+    let full = std::path::absolute(full)?;
+    let mut real = PathBuf::new();
+    for part in full.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => real.push(part.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                real.pop();
+            }
+            Component::Normal(name) => {
+                real.push(name);
+                let is_link = fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_symlink());
+                if is_link {
+                    if let Ok(target) = fs::canonicalize(&real) {
+                        real = target;
+                    }
+                }
+            }
+        }
+    }
+    Ok(real)
+}
+
+/// The size of a file the search walk would read whole (an ignore file,
+/// or a file naming a git folder), or why it is not safe to read. A
+/// missing one (or a dangling symlink) is not read: size 0.
+fn walk_read_size(path: &Path) -> Result<u64, String> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(0);
+    };
+    let shown = path.display();
+    if let Some(reason) = fs::canonicalize(path)
+        .ok()
+        .and_then(|real| special_location(&real))
+    {
+        return Err(format!("{shown}: {reason}"));
+    }
+    if !meta.is_file() {
+        let kind = special_kind(&meta).unwrap_or("a special file");
+        return Err(format!("{shown} is {kind}, not a regular file"));
+    }
+    Ok(meta.len())
+}
+
+/// The first line of a small regular file, read non-blocking and capped.
+fn first_line(path: &Path) -> Option<String> {
+    let (file, meta) = open_regular(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut text = Vec::new();
+    file.take(MAX_IGNORE_BYTES).read_to_end(&mut text).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    text.lines().next().map(str::to_owned)
+}
+
+/// The bytes of the files the search walk reads whole in folder `dir`, or
+/// why one of them is not safe to read: `.gitignore`, `.ignore`, and
+/// `info/exclude` of its git folder (for a worktree, found through the
+/// `.git` file and the git folder's `commondir`, both counted and read here
+/// with a cap). The walk follows symlinks and blocks on FIFOs there.
+fn ignore_bytes(dir: &Path) -> Result<u64, String> {
+    let mut files = vec![dir.join(".gitignore"), dir.join(".ignore")];
+    let git = dir.join(".git");
+    match fs::metadata(&git) {
+        Ok(meta) if meta.is_dir() => files.push(git.join("info/exclude")),
+        Ok(meta) if meta.is_file() => {
+            let gitdir = (walk_read_size(&git)? <= MAX_IGNORE_BYTES)
+                .then(|| first_line(&git))
+                .flatten()
+                .and_then(|line| line.strip_prefix("gitdir: ").map(PathBuf::from));
+            if let Some(gitdir) = gitdir {
+                let commondir = gitdir.join("commondir");
+                if walk_read_size(&commondir)? <= MAX_IGNORE_BYTES {
+                    if let Some(common) = first_line(&commondir) {
+                        let common = if common.starts_with('.') {
+                            gitdir.join(common)
+                        } else {
+                            PathBuf::from(common)
+                        };
+                        files.push(common.join("info/exclude"));
+                    }
+                }
+                files.push(commondir);
+            }
+            files.push(git);
+        }
+        // Missing, or special: the walk only opens a `.git` that is a file.
+        _ => {}
+    }
+    files.iter().try_fold(0u64, |sum, file| {
+        Ok(sum.saturating_add(walk_read_size(file)?))
+    })
+}
+
+/// Keeps the search walk's ignore files within [`MAX_IGNORE_BYTES`]. The
+/// walk goes depth first, so the folders whose ignore files it holds are
+/// those on the way down to the folder it is entering: a stack, as deep as
+/// the tree, of those with ignore files and the bytes held down to each.
+struct IgnoreBudget {
+    held: Vec<(PathBuf, u64)>,
+    /// Folders not entered, and the reason for the first.
+    skipped: u64,
+    first_skipped: Option<String>,
+}
+
+impl IgnoreBudget {
+    /// Starts with the bytes held for the search path and the folders
+    /// above it.
+    fn new(root: PathBuf, held: u64) -> Self {
+        Self {
+            held: vec![(root, held)],
+            skipped: 0,
+            first_skipped: None,
+        }
+    }
+
+    /// Whether the walk may enter folder `dir`.
+    fn admit(&mut self, dir: &Path) -> bool {
+        while self.held.len() > 1 && !self.held.last().is_some_and(|(d, _)| dir.starts_with(d)) {
+            self.held.pop();
+        }
+        let own = match ignore_bytes(dir) {
+            Ok(0) => return true,
+            Ok(own) => own,
+            Err(problem) => return self.skip(problem),
+        };
+        let above = self.held.last().map_or(0, |&(_, bytes)| bytes);
+        let total = above.saturating_add(own);
+        if total > MAX_IGNORE_BYTES {
+            return self.skip(over_ignore_budget(dir, total));
+        }
+        self.held.push((dir.to_path_buf(), total));
+        true
+    }
+
+    fn skip(&mut self, reason: String) -> bool {
+        self.skipped += 1;
+        self.first_skipped.get_or_insert(reason);
+        false
+    }
+}
+
+fn over_ignore_budget(dir: &Path, total: u64) -> String {
+    format!(
+        "the ignore files of {} and the folders above it hold {total} bytes, \
+         over the {MAX_IGNORE_BYTES}-byte budget",
+        dir.display()
+    )
+}
+
+/// Opens `full` for reading text, refusing folders, special files and
+/// binary files. Returns the open file (rewound), its size and its real
+/// path (where a rewrite must land).
+fn open_text_file(full: &Path, given: &str) -> Result<(File, u64, PathBuf), FileError> {
+    let special = |reason: String| FileError::Special {
+        path: given.to_owned(),
+        action: "read",
+        reason,
+    };
+    let real = match fs::canonicalize(full) {
+        Ok(real) => real,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(FileError::FileNotFound {
                 path: given.to_owned(),
@@ -495,17 +846,19 @@ fn open_text_file(full: &Path, given: &str) -> Result<(File, u64), FileError> {
         }
         Err(e) => return Err(FileError::from_io(&e, given, "read")),
     };
+    if let Some(reason) = special_location(&real) {
+        return Err(special(reason));
+    }
+    // Looked at before opening: opening a FIFO for reading blocks.
+    let meta = fs::metadata(&real).map_err(|e| FileError::from_io(&e, given, "read"))?;
     if meta.is_dir() {
         return Err(FileError::IsDirectory {
             path: given.to_owned(),
         });
     }
     if !meta.is_file() {
-        return Err(FileError::Io {
-            path: given.to_owned(),
-            action: "read",
-            message: "not a regular file (a device, FIFO or socket)".to_owned(),
-        });
+        let kind = special_kind(&meta).unwrap_or("a special file");
+        return Err(special(format!("it is {kind}, not a regular file")));
     }
     if let Some(reason) = binary_extension(full) {
         return Err(FileError::Binary {
@@ -513,10 +866,31 @@ fn open_text_file(full: &Path, given: &str) -> Result<(File, u64), FileError> {
             reason,
         });
     }
-    let mut file = File::open(full).map_err(|e| FileError::from_io(&e, given, "read"))?;
+    let (mut file, meta) =
+        open_regular(&real).map_err(|e| FileError::from_io(&e, given, "read"))?;
+    if !meta.is_file() {
+        let kind = special_kind(&meta).unwrap_or("a special file");
+        return Err(special(format!("it is {kind}, not a regular file")));
+    }
+    sniff(&mut file, meta.len(), given)?;
+    Ok((file, meta.len(), real))
+}
+
+/// Reads the start of an open file of reported size `size` and rewinds it:
+/// refuses it when it reports a size of 0 but is not empty (the kernel's
+/// files do, wherever they are mounted) or when it looks binary.
+fn sniff(file: &mut File, size: u64, given: &str) -> Result<(), FileError> {
     let mut sample = vec![0u8; BINARY_SAMPLE_BYTES];
-    let n =
-        read_sample(&mut file, &mut sample).map_err(|e| FileError::from_io(&e, given, "read"))?;
+    let n = read_sample(file, &mut sample).map_err(|e| FileError::from_io(&e, given, "read"))?;
+    if size == 0 && n > 0 {
+        return Err(FileError::Special {
+            path: given.to_owned(),
+            action: "read",
+            reason: "it reports a size of 0 bytes but is not empty, as kernel files do, \
+                     so it is not a regular file"
+                .to_owned(),
+        });
+    }
     if let Some(reason) = binary_reason(&sample[..n]) {
         return Err(FileError::Binary {
             path: given.to_owned(),
@@ -525,7 +899,7 @@ fn open_text_file(full: &Path, given: &str) -> Result<(File, u64), FileError> {
     }
     file.seek(SeekFrom::Start(0))
         .map_err(|e| FileError::from_io(&e, given, "read"))?;
-    Ok((file, meta.len()))
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -538,6 +912,12 @@ fn open_text_file(full: &Path, given: &str) -> Result<(File, u64), FileError> {
 /// the number of lines (default [`DEFAULT_READ_LIMIT`], clamped to
 /// `1..=`[`MAX_READ_LIMIT`]). A leading UTF-8 byte-order mark is not shown;
 /// invalid UTF-8 bytes are shown as U+FFFD; `\r` before `\n` is kept.
+///
+/// The whole file is read once (to count its lines), a line at a time with
+/// at most a few KiB of it held, so memory stays bounded whatever the file;
+/// a NUL byte anywhere makes the file binary and stops the read there (a
+/// sparse file's holes are NUL, so a huge sparse file is refused at its
+/// first hole instead of read to the end).
 pub fn read_file(
     base: &Path,
     path: &str,
@@ -549,7 +929,7 @@ pub fn read_file(
     let limit = limit.unwrap_or(DEFAULT_READ_LIMIT).clamp(1, MAX_READ_LIMIT);
     let last_wanted = offset.saturating_add(limit - 1);
 
-    let (file, file_size) = open_text_file(&full, path)?;
+    let (file, file_size, _) = open_text_file(&full, path)?;
     let mut reader = BufReader::new(file);
     // Enough bytes to hold MAX_LINE_CHARS + 1 characters of any UTF-8.
     let cap = (MAX_LINE_CHARS + 1) * 4;
@@ -560,10 +940,16 @@ pub fn read_file(
     let mut shown = 0u64;
     let mut budget_hit = false;
 
-    while let Some(skipped) = read_line_capped(&mut reader, &mut buf, cap)
+    while let Some(line) = read_line_capped(&mut reader, &mut buf, cap)
         .map_err(|e| FileError::from_io(&e, path, "read"))?
     {
         line_no += 1;
+        let Line::Text { cut: skipped } = line else {
+            return Err(FileError::Binary {
+                path: path.to_owned(),
+                reason: format!("it contains NUL bytes, the first on line {line_no}"),
+            });
+        };
         if line_no < offset || line_no > last_wanted || budget_hit {
             continue;
         }
@@ -688,27 +1074,41 @@ fn create_temp(dir: &Path, name: &str, given: &str) -> Result<(PathBuf, File), F
     Err(FileError::from_io(&err, given, "write"))
 }
 
-/// Where a write to `full` should land: through a symlink to its target.
-fn write_target(full: &Path) -> PathBuf {
-    match fs::symlink_metadata(full) {
-        Ok(meta) if meta.file_type().is_symlink() => {
-            fs::canonicalize(full).unwrap_or_else(|_| full.to_path_buf())
-        }
-        _ => full.to_path_buf(),
-    }
-}
-
 /// Writes `content` to a file, replacing it whole, creating missing parent
 /// directories. The write is atomic (temporary file and rename in the same
 /// folder); writing through a symlink writes its target.
+///
+/// Refused, with nothing written: content over [`MAX_EDIT_FILE_BYTES`], and
+/// a path whose real location is special (under [`SPECIAL_ROOTS`] or on a
+/// kernel file system, or an existing device, FIFO or socket, which the
+/// rename would otherwise replace).
 pub fn write_file(base: &Path, path: &str, content: &str) -> Result<WriteFileOutput, FileError> {
     let full = resolve(base, path)?;
-    let target = write_target(&full);
-    let existing = fs::metadata(&target).ok();
-    if existing.as_ref().is_some_and(fs::Metadata::is_dir) {
-        return Err(FileError::IsDirectory {
+    if content.len() as u64 > MAX_EDIT_FILE_BYTES {
+        return Err(FileError::ContentTooLarge {
             path: path.to_owned(),
+            size: content.len() as u64,
         });
+    }
+    let special = |reason: String| FileError::Special {
+        path: path.to_owned(),
+        action: "write",
+        reason,
+    };
+    let target = real_write_path(&full).map_err(|e| FileError::from_io(&e, path, "write"))?;
+    if let Some(reason) = special_location(&target) {
+        return Err(special(reason));
+    }
+    let existing = fs::symlink_metadata(&target).ok();
+    if let Some(meta) = &existing {
+        if meta.is_dir() {
+            return Err(FileError::IsDirectory {
+                path: path.to_owned(),
+            });
+        }
+        if let Some(kind) = special_kind(meta) {
+            return Err(special(format!("it is {kind}, not a regular file")));
+        }
     }
     let mut dirs_created = false;
     if let Some(parent) = target.parent() {
@@ -734,6 +1134,10 @@ pub fn write_file(base: &Path, path: &str, content: &str) -> Result<WriteFileOut
 /// Replaces `old_string` with `new_string` in a file, exactly (no fuzzy
 /// matching). Without `replace_all`, `old_string` must occur exactly once.
 /// The file is rewritten atomically and a unified diff is returned.
+///
+/// A file over [`MAX_EDIT_FILE_BYTES`] is refused, and so is a replacement
+/// whose result would be: its size (file size plus occurrences times the
+/// size difference) is computed before anything is built.
 pub fn patch(
     base: &Path,
     path: &str,
@@ -748,33 +1152,62 @@ pub fn patch(
     if old_string == new_string {
         return Err(FileError::NoChange);
     }
-    let (mut file, _) = open_text_file(&full, path)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
+    let (file, size, real) = open_text_file(&full, path)?;
+    let too_large = |size: u64| FileError::FileTooLarge {
+        path: path.to_owned(),
+        size,
+    };
+    if size > MAX_EDIT_FILE_BYTES {
+        return Err(too_large(size));
+    }
+    // The size is read again through a capped reader: it may have grown.
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(MAX_EDIT_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| FileError::from_io(&e, path, "read"))?;
+    if bytes.len() as u64 > MAX_EDIT_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
     let old = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8 {
         path: path.to_owned(),
     })?;
 
-    let starts: Vec<usize> = old.match_indices(old_string).map(|(i, _)| i).collect();
-    if starts.is_empty() {
+    let count = old.matches(old_string).count() as u64;
+    if count == 0 {
         return Err(FileError::TextNotFound {
             path: path.to_owned(),
             hint: not_found_hint(&old, old_string),
         });
     }
-    if starts.len() > 1 && !replace_all {
+    if count > 1 && !replace_all {
         return Err(FileError::NotUnique {
             path: path.to_owned(),
-            count: starts.len() as u64,
+            count,
         });
     }
-    let new = old.replace(old_string, new_string);
-    atomic_write(&write_target(&full), new.as_bytes(), path)?;
-    let diff = unified_diff(&old, &new, &starts, old_string, new_string, path);
+    let new_size = (old.len() as u64)
+        .saturating_sub(count.saturating_mul(old_string.len() as u64))
+        .saturating_add(count.saturating_mul(new_string.len() as u64));
+    if new_size > MAX_EDIT_FILE_BYTES {
+        return Err(FileError::ResultTooLarge {
+            path: path.to_owned(),
+            count,
+            size: new_size,
+        });
+    }
+    let mut new = String::with_capacity(new_size as usize);
+    let mut copied = 0;
+    for (site, _) in old.match_indices(old_string) {
+        new.push_str(&old[copied..site]);
+        new.push_str(new_string);
+        copied = site + old_string.len();
+    }
+    new.push_str(&old[copied..]);
+    atomic_write(&real, new.as_bytes(), path)?;
+    let diff = unified_diff(&old, &new, old_string, new_string, path);
     Ok(PatchOutput {
         resolved_path: display(&full),
-        replacements: starts.len() as u64,
+        replacements: count,
         diff,
     })
 }
@@ -801,181 +1234,353 @@ fn not_found_hint(haystack: &str, needle: &str) -> Option<String> {
     None
 }
 
-/// Start offsets of lines in `text`; a trailing empty piece after a final
-/// `\n` is not a line.
-fn line_starts(text: &str) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend(
-        text.match_indices('\n')
-            .map(|(i, _)| i + 1)
-            .filter(|&i| i < text.len()),
-    );
-    if text.is_empty() {
-        starts.clear();
-    }
-    starts
+// The diff is built in one forward pass over the old and the new text:
+// memory is a few counters and the shown text, time is linear in the file
+// (several replacements on one long line cost no rescans of it). Each
+// helper below moves forward only; asked for an earlier position it starts
+// over from the beginning, so a wrong order costs time, never a wrong answer.
+
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
 }
 
-/// Index of the line holding byte `pos` (`pos` may be `text.len()`).
-fn line_of(starts: &[usize], pos: usize) -> usize {
-    starts.partition_point(|&s| s <= pos).saturating_sub(1)
+/// Lines in `text`, as `split_inclusive('\n')` counts them.
+fn line_count(text: &str) -> usize {
+    count_newlines(text.as_bytes()) + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// The start of the line holding a byte position.
+#[derive(Clone)]
+struct LineStart<'a> {
+    text: &'a [u8],
+    scanned: usize,
+    start: usize,
+}
+
+impl<'a> LineStart<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            scanned: 0,
+            start: 0,
+        }
+    }
+
+    fn of(&mut self, pos: usize) -> usize {
+        let pos = pos.min(self.text.len());
+        if pos < self.scanned {
+            (self.scanned, self.start) = (0, 0);
+        }
+        if let Some(i) = self.text[self.scanned..pos]
+            .iter()
+            .rposition(|&b| b == b'\n')
+        {
+            self.start = self.scanned + i + 1;
+        }
+        self.scanned = pos;
+        self.start
+    }
+}
+
+/// The end of the line holding a byte position: just after its `\n`, or
+/// the end of the text.
+#[derive(Clone)]
+struct LineEnd<'a> {
+    text: &'a [u8],
+    from: usize,
+    end: usize,
+}
+
+impl<'a> LineEnd<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            from: 0,
+            end: 0,
+        }
+    }
+
+    fn of(&mut self, pos: usize) -> usize {
+        let pos = pos.min(self.text.len());
+        if pos < self.from || pos >= self.end {
+            self.from = pos;
+            self.end = self.text[pos..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(self.text.len(), |i| pos + i + 1);
+        }
+        self.end
+    }
+}
+
+/// The index of the line starting at a byte position, or the line count at
+/// the end of the text.
+#[derive(Clone)]
+struct LineIndex<'a> {
+    text: &'a [u8],
+    pos: usize,
+    line: usize,
+    count: usize,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text: text.as_bytes(),
+            pos: 0,
+            line: 0,
+            count: line_count(text),
+        }
+    }
+
+    fn of(&mut self, pos: usize) -> usize {
+        if pos >= self.text.len() {
+            return self.count;
+        }
+        if pos < self.pos {
+            (self.pos, self.line) = (0, 0);
+        }
+        self.line += count_newlines(&self.text[self.pos..pos]);
+        self.pos = pos;
+        self.line
+    }
+}
+
+/// Hands out whole lines (with their `\n`) by index.
+struct LineWalk<'a> {
+    text: &'a str,
+    rest: std::str::SplitInclusive<'a, char>,
+    next: usize,
+}
+
+impl<'a> LineWalk<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            rest: text.split_inclusive('\n'),
+            next: 0,
+        }
+    }
+
+    /// Calls `each` with lines `from..to` (0-based) that exist.
+    fn each(&mut self, from: usize, to: usize, mut each: impl FnMut(&'a str)) {
+        if from < self.next {
+            self.rest = self.text.split_inclusive('\n');
+            self.next = 0;
+        }
+        while self.next < from {
+            if self.rest.next().is_none() {
+                return;
+            }
+            self.next += 1;
+        }
+        while self.next < to {
+            let Some(line) = self.rest.next() else {
+                return;
+            };
+            each(line);
+            self.next += 1;
+        }
+    }
 }
 
 /// A changed run of lines: old lines `old.0..old.1`, new lines `new.0..new.1`.
+#[derive(Debug, Clone, Copy)]
 struct Change {
     old: (usize, usize),
     new: (usize, usize),
 }
 
-/// Index of the line starting at byte `pos`, or the line count at the end.
-fn line_index(starts: &[usize], text_len: usize, line_count: usize, pos: usize) -> usize {
-    if pos >= text_len {
-        line_count
-    } else {
-        line_of(starts, pos)
+/// The changes of a replace-all, in order, found from the replacement
+/// sites without a general diff algorithm: each site changes the whole
+/// lines it touches, and sites sharing or touching a line make one change.
+#[derive(Clone)]
+struct Changes<'a> {
+    old: &'a str,
+    new: &'a str,
+    old_len: usize,
+    new_len: usize,
+    old_ends_line: bool,
+    sites: std::iter::Peekable<std::str::MatchIndices<'a, &'a str>>,
+    /// Sites looked at so far.
+    seen: usize,
+    /// Sites in the changes returned so far.
+    done: usize,
+    starts: LineStart<'a>,
+    ends: LineEnd<'a>,
+    old_index: LineIndex<'a>,
+    new_index: LineIndex<'a>,
+}
+
+impl<'a> Changes<'a> {
+    fn new(old: &'a str, new: &'a str, old_string: &'a str, new_string: &str) -> Self {
+        Self {
+            old,
+            new,
+            old_len: old_string.len(),
+            new_len: new_string.len(),
+            old_ends_line: old_string.ends_with('\n'),
+            sites: old.match_indices(old_string).peekable(),
+            seen: 0,
+            done: 0,
+            starts: LineStart::new(old),
+            ends: LineEnd::new(old),
+            old_index: LineIndex::new(old),
+            new_index: LineIndex::new(new),
+        }
+    }
+
+    /// Where text at old position `pos` is in the new text, with `n`
+    /// replacements before it.
+    fn shift(&self, pos: usize, n: usize) -> usize {
+        (pos + n * self.new_len).saturating_sub(n * self.old_len)
+    }
+
+    /// The byte span of whole old lines touched by the site at `site`. It
+    /// ends right after the site only when both the old and the new text
+    /// end a line there; otherwise it runs to the end of the line the site
+    /// ends in.
+    fn span(&mut self, site: usize) -> (usize, usize) {
+        self.seen += 1;
+        let start = self.starts.of(site);
+        let after = site + self.old_len;
+        let new_after = self.shift(after, self.seen);
+        let new_ends_line =
+            new_after == 0 || self.new.as_bytes().get(new_after - 1) == Some(&b'\n');
+        let clean = after >= self.old.len() || (self.old_ends_line && new_ends_line);
+        let end = if clean {
+            after.min(self.old.len())
+        } else {
+            self.ends.of(after)
+        };
+        (start, end)
     }
 }
 
-/// Builds a unified diff from the known replacement sites, without a
-/// general diff algorithm: each site changes the whole lines it touches.
-fn unified_diff(
-    old: &str,
-    new: &str,
-    sites: &[usize],
-    old_string: &str,
-    new_string: &str,
-    name: &str,
-) -> String {
-    let old_starts = line_starts(old);
-    let new_starts = line_starts(new);
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let (old_len, new_len) = (old_string.len(), new_string.len());
+impl Iterator for Changes<'_> {
+    type Item = Change;
 
-    // Byte spans of whole old lines touched by the sites, merged when they
-    // share or touch a line. A span ends right after a site only when both the old
-    // and the new text end a line there; otherwise it runs to the end of
-    // the line the site ends in.
-    let mut spans: Vec<(usize, usize, usize)> = Vec::new(); // (start, end, sites)
-    for (k, &site) in sites.iter().enumerate() {
-        let start = old_starts
-            .get(line_of(&old_starts, site))
-            .copied()
-            .unwrap_or(0);
-        let after = site + old_len;
-        // Where this replacement ends in the new text.
-        let new_after = (after + (k + 1) * new_len).saturating_sub((k + 1) * old_len);
-        let new_ends_line = new_after == 0 || new.as_bytes().get(new_after - 1) == Some(&b'\n');
-        let clean = after >= old.len() || (old_string.ends_with('\n') && new_ends_line);
-        let end = if clean {
-            after.min(old.len())
-        } else {
-            old[after..].find('\n').map_or(old.len(), |i| after + i + 1)
-        };
-        match spans.last_mut() {
-            Some(last) if start <= last.1 => {
-                last.1 = last.1.max(end);
-                last.2 += 1;
+    fn next(&mut self) -> Option<Change> {
+        let (site, _) = self.sites.next()?;
+        let (start, mut end) = self.span(site);
+        let mut count = 1;
+        while let Some(&(next, _)) = self.sites.peek() {
+            if self.starts.of(next) > end {
+                break;
             }
-            _ => spans.push((start, end, 1)),
+            self.sites.next();
+            end = end.max(self.span(next).1);
+            count += 1;
         }
-    }
-
-    let mut changes: Vec<Change> = Vec::new();
-    let mut sites_before = 0usize;
-    for (start, end, count) in spans {
         // Text outside the sites is unchanged, so a position moves by the
         // size difference of the replacements before it.
-        let shift = |pos: usize, n: usize| (pos + n * new_len).saturating_sub(n * old_len);
-        let new_start = shift(start, sites_before);
-        sites_before += count;
-        let new_end = shift(end, sites_before);
-        changes.push(Change {
-            old: (
-                line_index(&old_starts, old.len(), old_lines.len(), start),
-                line_index(&old_starts, old.len(), old_lines.len(), end),
-            ),
-            new: (
-                line_index(&new_starts, new.len(), new_lines.len(), new_start),
-                line_index(&new_starts, new.len(), new_lines.len(), new_end),
-            ),
-        });
+        let new_start = self.shift(start, self.done);
+        self.done += count;
+        let new_end = self.shift(end, self.done);
+        Some(Change {
+            old: (self.old_index.of(start), self.old_index.of(end)),
+            new: (self.new_index.of(new_start), self.new_index.of(new_end)),
+        })
+    }
+}
+
+/// Collects diff lines up to [`MAX_DIFF_CHARS`] characters and counts the
+/// lines after the first that did not fit.
+#[derive(Default)]
+struct DiffSink {
+    out: String,
+    chars: usize,
+    cut_lines: usize,
+}
+
+impl DiffSink {
+    /// One line, given in parts that end with its `\n`.
+    fn line(&mut self, parts: &[&str]) {
+        if self.cut_lines == 0 {
+            let n: usize = parts.iter().map(|p| p.chars().count()).sum();
+            if self.chars + n <= MAX_DIFF_CHARS {
+                parts.iter().for_each(|p| self.out.push_str(p));
+                self.chars += n;
+                return;
+            }
+        }
+        self.cut_lines += 1;
     }
 
-    let mut out = format!("--- a/{name}\n+++ b/{name}\n");
-    let mut i = 0;
-    while i < changes.len() {
-        // Changes whose context windows touch share one hunk.
-        let mut j = i;
-        while j + 1 < changes.len() && changes[j + 1].old.0 <= changes[j].old.1 + 2 * DIFF_CONTEXT {
-            j += 1;
+    /// A line of the file, marked ` `, `-` or `+`.
+    fn file_line(&mut self, mark: &str, line: &str) {
+        if line.ends_with('\n') {
+            self.line(&[mark, line]);
+        } else {
+            self.line(&[mark, line, "\n"]);
+            self.line(&["\\ No newline at end of file\n"]);
         }
-        let (first, last) = (&changes[i], &changes[j]);
+    }
+
+    fn finish(mut self) -> String {
+        if self.cut_lines > 0 {
+            self.out.push_str(&format!(
+                "... [diff truncated, {} more lines]\n",
+                self.cut_lines
+            ));
+        }
+        self.out
+    }
+}
+
+/// A unified diff of replacing every `old_string` in `old` by `new_string`
+/// (giving `new`), with [`DIFF_CONTEXT`] lines of context, cut after
+/// [`MAX_DIFF_CHARS`] characters.
+fn unified_diff(old: &str, new: &str, old_string: &str, new_string: &str, name: &str) -> String {
+    let changes = Changes::new(old, new, old_string, new_string);
+    let (old_count, new_count) = (line_count(old), line_count(new));
+    let mut sink = DiffSink::default();
+    sink.line(&["--- a/", name, "\n"]);
+    sink.line(&["+++ b/", name, "\n"]);
+    let (mut old_lines, mut new_lines) = (LineWalk::new(old), LineWalk::new(new));
+    // One pass finds where each hunk ends (its header needs that), a second
+    // one, behind it, prints the hunk.
+    let mut ahead = changes.clone().peekable();
+    let mut body = changes;
+    while let Some(first) = ahead.next() {
+        // Changes whose context windows touch share one hunk.
+        let (mut last, mut n) = (first, 1);
+        while let Some(next) = ahead.next_if(|c| c.old.0 <= last.old.1 + 2 * DIFF_CONTEXT) {
+            last = next;
+            n += 1;
+        }
         let before = first.old.0.min(first.new.0).min(DIFF_CONTEXT);
-        let after = old_lines
-            .len()
+        let after = old_count
             .saturating_sub(last.old.1)
-            .min(new_lines.len().saturating_sub(last.new.1))
+            .min(new_count.saturating_sub(last.new.1))
             .min(DIFF_CONTEXT);
         let (old_from, old_to) = (first.old.0 - before, last.old.1 + after);
         let (new_from, new_to) = (first.new.0 - before, last.new.1 + after);
-        out.push_str(&format!(
+        sink.line(&[&format!(
             "@@ -{} +{} @@\n",
             hunk_range(old_from, old_to),
             hunk_range(new_from, new_to)
-        ));
+        )]);
         let mut cursor = old_from;
-        for change in &changes[i..=j] {
-            for line in lines(&old_lines, cursor, change.old.0) {
-                push_diff_line(&mut out, ' ', line);
-            }
-            for line in lines(&old_lines, change.old.0, change.old.1) {
-                push_diff_line(&mut out, '-', line);
-            }
-            for line in lines(&new_lines, change.new.0, change.new.1) {
-                push_diff_line(&mut out, '+', line);
-            }
+        for change in body.by_ref().take(n) {
+            old_lines.each(cursor, change.old.0, |l| sink.file_line(" ", l));
+            old_lines.each(change.old.0, change.old.1, |l| sink.file_line("-", l));
+            new_lines.each(change.new.0, change.new.1, |l| sink.file_line("+", l));
             cursor = change.old.1;
         }
-        for line in lines(&old_lines, cursor, old_to) {
-            push_diff_line(&mut out, ' ', line);
-        }
-        i = j + 1;
+        old_lines.each(cursor, old_to, |l| sink.file_line(" ", l));
     }
-    if out.chars().count() > MAX_DIFF_CHARS {
-        let cut = out
-            .char_indices()
-            .nth(MAX_DIFF_CHARS)
-            .map_or(out.len(), |(idx, _)| idx);
-        let cut = out[..cut].rfind('\n').map_or(cut, |nl| nl + 1);
-        let rest = out[cut..].lines().count();
-        out.truncate(cut);
-        out.push_str(&format!("... [diff truncated, {rest} more lines]\n"));
-    }
-    out
-}
-
-/// Lines `from..to` of `all`, or none if the range is out of bounds.
-fn lines<'a>(all: &'a [&'a str], from: usize, to: usize) -> &'a [&'a str] {
-    all.get(from..to).unwrap_or_default()
+    sink.finish()
 }
 
 /// A unified-diff range for lines `from..to` (0-based), in the usual
 /// `start,count` form: `start` alone when the count is 1, and the line
 /// before when the count is 0.
 fn hunk_range(from: usize, to: usize) -> String {
-    match to - from {
+    match to.saturating_sub(from) {
         1 => format!("{}", from + 1),
         0 => format!("{from},0"),
         n => format!("{},{n}", from + 1),
-    }
-}
-
-fn push_diff_line(out: &mut String, mark: char, line: &str) {
-    out.push(mark);
-    out.push_str(line);
-    if !line.ends_with('\n') {
-        out.push_str("\n\\ No newline at end of file\n");
     }
 }
 
@@ -987,14 +1592,30 @@ fn push_diff_line(out: &mut String, mark: char, line: &str) {
 /// with a regex, line by line.
 ///
 /// Files ignored by `.gitignore`, `.ignore` or `.git/info/exclude` (inside a
-/// git repository or not), hidden files and folders, and binary files (those
-/// with a NUL byte) are skipped; symlinks are not followed. `file_glob`
-/// (gitignore-style, e.g. `*.rs`) limits the files searched. Matches come in
-/// path order; `limit` (default [`DEFAULT_SEARCH_LIMIT`], clamped to
-/// `1..=`[`MAX_SEARCH_LIMIT`]) caps how many are returned, while
+/// git repository or not), hidden files and folders, and binary files (a
+/// NUL byte anywhere: the file is dropped, its matches too, as soon as the
+/// chunk holding it is read) are skipped; symlinks are not followed.
+/// `file_glob` (gitignore-style, e.g. `*.rs`) limits the files searched.
+/// Matches come in path order; `limit` (default [`DEFAULT_SEARCH_LIMIT`],
+/// clamped to `1..=`[`MAX_SEARCH_LIMIT`]) caps how many are returned, while
 /// `total_count` counts them all. A match's `path` is the search path as
 /// given joined with the file's path below it, so it can be passed straight
 /// to `read_file`.
+///
+/// A line longer than [`MAX_SEARCH_LINE_BYTES`] is matched on its first
+/// [`MAX_SEARCH_LINE_BYTES`] bytes only, as a pager would show it: the rest
+/// is read past without being held, and the hint says how many lines were
+/// cut. (Skipping such lines would hide matches at the start of minified
+/// files, which is what a search of them usually looks for.)
+///
+/// Special files are never opened: a search path that resolves under
+/// [`SPECIAL_ROOTS`] (or onto a kernel file system) is refused, the walk
+/// never enters such folders, and devices, FIFOs, sockets and files of
+/// size 0 met on the way are skipped. The walk reads ignore files whole
+/// (following symlinks), so a folder with an ignore file that is not a
+/// regular file, or whose ignore files and those above it exceed
+/// [`MAX_IGNORE_BYTES`], is not entered (the hint says so), and the search
+/// is refused when that folder is the search path or above it.
 pub fn search_files(
     base: &Path,
     pattern: &str,
@@ -1010,14 +1631,46 @@ pub fn search_files(
         .unwrap_or(DEFAULT_SEARCH_LIMIT)
         .clamp(1, MAX_SEARCH_LIMIT);
     let given = path.filter(|p| !p.is_empty()).unwrap_or(".");
-    let root = base.join(given);
-    if fs::metadata(&root).is_err() {
+    // The walk starts from the real path, so every path it meets is real
+    // and the special folders are recognised whatever led to them.
+    let Ok(root) = fs::canonicalize(base.join(given)) else {
         return Err(FileError::SearchPathNotFound {
             path: given.to_owned(),
         });
+    };
+    let refuse = |reason: String| FileError::Special {
+        path: given.to_owned(),
+        action: "search",
+        reason,
+    };
+    if let Some(reason) = special_location(&root) {
+        return Err(refuse(reason));
+    }
+    if let Some(kind) = fs::metadata(&root).ok().as_ref().and_then(special_kind) {
+        return Err(refuse(format!(
+            "it is {kind}, not a regular file or folder"
+        )));
+    }
+    // The walk reads the ignore files of the search path and of every
+    // folder above it before anything else.
+    let first_dir = if root.is_dir() {
+        root.clone()
+    } else {
+        root.parent()
+            .map_or_else(|| root.clone(), Path::to_path_buf)
+    };
+    let mut held = 0u64;
+    for dir in first_dir.ancestors() {
+        let own = ignore_bytes(dir).map_err(|p| refuse(format!("the ignore file {p}")))?;
+        held = held.saturating_add(own);
+    }
+    if held > MAX_IGNORE_BYTES {
+        return Err(refuse(over_ignore_budget(&first_dir, held)));
     }
     let shown_prefix = display_prefix(given);
 
+    let budget = std::sync::Arc::new(std::sync::Mutex::new(IgnoreBudget::new(first_dir, held)));
+    let budget_in_walk = budget.clone();
     let mut walk = WalkBuilder::new(&root);
     walk.hidden(true)
         .ignore(true)
@@ -1027,7 +1680,16 @@ pub fn search_files(
         .parents(true)
         .require_git(false)
         .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b));
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(move |entry| {
+            if !entry.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            special_location(entry.path()).is_none()
+                && budget_in_walk
+                    .lock()
+                    .is_ok_and(|mut budget| budget.admit(entry.path()))
+        });
     if let Some(glob) = file_glob.filter(|g| !g.is_empty()) {
         let invalid = |e: ignore::Error| FileError::InvalidGlob {
             glob: glob.to_owned(),
@@ -1044,9 +1706,15 @@ pub fn search_files(
         truncated: false,
         hint: None,
     };
+    let mut cut_lines = 0u64;
     let mut buf = Vec::new();
     for entry in walk.build().flatten() {
+        // Not following symlinks, a FIFO, device or socket is not a file.
         if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        // Empty, or a kernel file that only claims to be: nothing to read.
+        if entry.metadata().map_or(true, |m| m.len() == 0) {
             continue;
         }
         let rel = entry.path().strip_prefix(&root).unwrap_or(entry.path());
@@ -1056,22 +1724,44 @@ pub fn search_files(
             format!("{shown_prefix}{}", rel.to_string_lossy())
         };
         let room = (limit as usize).saturating_sub(out.matches.len());
-        let Ok(file) = File::open(entry.path()) else {
+        let Ok((file, meta)) = open_regular(entry.path()) else {
             continue;
         };
-        if let Some((count, found)) = search_file(file, &regex, &shown_path, room, &mut buf) {
-            out.total_count += count;
-            out.matches.extend(found);
+        if !meta.is_file() {
+            continue;
+        }
+        if let Some(found) = search_file(file, &regex, &shown_path, room, &mut buf) {
+            out.total_count += found.count;
+            out.matches.extend(found.matches);
+            cut_lines += found.cut_lines;
         }
     }
+    let mut hints = Vec::new();
     if out.total_count > out.matches.len() as u64 {
         out.truncated = true;
-        out.hint = Some(format!(
+        hints.push(format!(
             "Showing the first {} of {} matching lines. Narrow the pattern, path or \
              file_glob, or raise limit, to see others",
             out.matches.len(),
             out.total_count
         ));
+    }
+    if let Ok(budget) = budget.lock() {
+        if let Some(first) = &budget.first_skipped {
+            hints.push(format!(
+                "{} folder(s) were not searched because of their ignore files (first: {first})",
+                budget.skipped
+            ));
+        }
+    }
+    if cut_lines > 0 {
+        hints.push(format!(
+            "{cut_lines} line(s) longer than {MAX_SEARCH_LINE_BYTES} bytes were searched \
+             on their first {MAX_SEARCH_LINE_BYTES} bytes only"
+        ));
+    }
+    if !hints.is_empty() {
+        out.hint = Some(hints.join(". "));
     }
     Ok(out)
 }
@@ -1088,36 +1778,45 @@ fn display_prefix(given: &str) -> String {
     }
 }
 
-/// Searches one file. Returns the number of matching lines and the first
-/// `room` matches, or `None` for a binary or unreadable file.
+/// What one file held.
+struct FileMatches {
+    /// Matching lines.
+    count: u64,
+    /// The first of them, as many as there was room for.
+    matches: Vec<SearchMatch>,
+    /// Lines longer than [`MAX_SEARCH_LINE_BYTES`].
+    cut_lines: u64,
+}
+
+/// Searches one file, a line of at most [`MAX_SEARCH_LINE_BYTES`] at a time
+/// (see [`search_files`]). `None` for a binary or unreadable file.
 fn search_file(
     file: File,
     regex: &Regex,
     shown_path: &str,
     room: usize,
     buf: &mut Vec<u8>,
-) -> Option<(u64, Vec<SearchMatch>)> {
+) -> Option<FileMatches> {
     let mut reader = BufReader::new(file);
-    let mut count = 0u64;
-    let mut found = Vec::new();
+    let mut found = FileMatches {
+        count: 0,
+        matches: Vec::new(),
+        cut_lines: 0,
+    };
     let mut line_no = 0u64;
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', buf) {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return None,
-        }
-        if buf.contains(&0) {
-            return None;
-        }
+        let cut = match read_line_capped(&mut reader, buf, MAX_SEARCH_LINE_BYTES) {
+            Ok(None) => break,
+            Ok(Some(Line::Text { cut })) => cut,
+            Ok(Some(Line::Nul)) | Err(_) => return None,
+        };
         line_no += 1;
+        found.cut_lines += u64::from(cut);
         let text = String::from_utf8_lossy(strip_newline(buf, true));
         if regex.is_match(&text) {
-            count += 1;
-            if found.len() < room {
-                found.push(SearchMatch {
+            found.count += 1;
+            if found.matches.len() < room {
+                found.matches.push(SearchMatch {
                     path: shown_path.to_owned(),
                     line: line_no,
                     content: cut_line(&text, MAX_MATCH_LINE_CHARS),
@@ -1125,7 +1824,7 @@ fn search_file(
             }
         }
     }
-    Some((count, found))
+    Some(found)
 }
 
 #[cfg(test)]
@@ -1134,14 +1833,110 @@ mod tests {
 
     #[test]
     fn line_helpers() {
-        assert_eq!(line_starts(""), Vec::<usize>::new());
-        assert_eq!(line_starts("a\nb\n"), vec![0, 2]);
-        assert_eq!(line_starts("a\nb"), vec![0, 2]);
-        let starts = line_starts("ab\ncd\n");
-        assert_eq!(line_of(&starts, 0), 0);
-        assert_eq!(line_of(&starts, 2), 0);
-        assert_eq!(line_of(&starts, 3), 1);
-        assert_eq!(line_of(&starts, 6), 1);
+        assert_eq!(line_count(""), 0);
+        assert_eq!(line_count("a\nb\n"), 2);
+        assert_eq!(line_count("a\nb"), 2);
+        let text = "ab\ncd\nef";
+        let mut starts = LineStart::new(text);
+        assert_eq!([0, 2, 3, 5, 6, 8].map(|p| starts.of(p)), [0, 0, 3, 3, 6, 6]);
+        // Asked for an earlier position, it starts over.
+        assert_eq!(starts.of(1), 0);
+        let mut ends = LineEnd::new(text);
+        assert_eq!([0, 1, 2, 3, 6, 8].map(|p| ends.of(p)), [3, 3, 3, 6, 8, 8]);
+        assert_eq!(ends.of(0), 3);
+        let mut index = LineIndex::new(text);
+        assert_eq!([0, 3, 6, 8].map(|p| index.of(p)), [0, 1, 2, 3]);
+        assert_eq!(index.of(3), 1);
+        let mut walk = LineWalk::new(text);
+        let mut seen = Vec::new();
+        walk.each(1, 9, |l| seen.push(l));
+        walk.each(0, 1, |l| seen.push(l));
+        assert_eq!(seen, ["cd\n", "ef", "ab\n"]);
+    }
+
+    #[test]
+    fn line_reads_are_capped_and_stop_at_nul() {
+        let mut buf = Vec::new();
+        let mut reader = io::BufReader::with_capacity(4, &b"abcdefgh\nxy\nz"[..]);
+        let mut next = || read_line_capped(&mut reader, &mut buf, 3).unwrap();
+        assert_eq!(next(), Some(Line::Text { cut: true }));
+        assert_eq!(next(), Some(Line::Text { cut: false }));
+        assert_eq!(next(), Some(Line::Text { cut: false }));
+        assert_eq!(next(), None);
+        // The NUL is seen in the chunk holding it, long before the line's end.
+        let mut text = b"ok\n".to_vec();
+        text.extend_from_slice(b"aa\0");
+        text.extend(std::iter::repeat_n(b'b', 100_000));
+        let mut reader = io::BufReader::with_capacity(8, &text[..]);
+        assert_eq!(
+            read_line_capped(&mut reader, &mut buf, 1 << 20).unwrap(),
+            Some(Line::Text { cut: false })
+        );
+        assert_eq!(
+            read_line_capped(&mut reader, &mut buf, 1 << 20).unwrap(),
+            Some(Line::Nul)
+        );
+        assert!(buf.len() <= 8, "held {} bytes", buf.len());
+    }
+
+    #[test]
+    fn files_reporting_size_0_with_content_are_refused() {
+        // The /proc pattern, met through an open handle as it would be on
+        // a kernel file system mounted anywhere.
+        let mut file = File::open("/proc/self/status").unwrap();
+        let size = file.metadata().unwrap().len();
+        assert_eq!(size, 0);
+        let err = sniff(&mut file, size, "status").unwrap_err();
+        assert!(matches!(err, FileError::Special { .. }), "{err:?}");
+        assert!(err.to_string().contains("size of 0 bytes"), "{err}");
+        // A really empty file and a text file pass, rewound.
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("e"), "").unwrap();
+        let mut empty = File::open(dir.path().join("e")).unwrap();
+        sniff(&mut empty, 0, "e").unwrap();
+        fs::write(dir.path().join("t"), "text\n").unwrap();
+        let mut text = File::open(dir.path().join("t")).unwrap();
+        sniff(&mut text, 5, "t").unwrap();
+        let mut back = String::new();
+        text.read_to_string(&mut back).unwrap();
+        assert_eq!(back, "text\n");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn kernel_file_systems_are_recognised_where_mounted() {
+        assert_eq!(kernel_fs(Path::new("/proc/self")), Some("proc"));
+        // Judged by the nearest existing folder when the path is missing.
+        assert_eq!(kernel_fs(Path::new("/proc/no/such/file")), Some("proc"));
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(kernel_fs(dir.path()), None);
+        assert_eq!(kernel_fs(&dir.path().join("missing/x")), None);
+    }
+
+    #[test]
+    fn write_paths_resolve_like_the_kernel() {
+        let dir = tempfile::tempdir().unwrap();
+        let real_dir = fs::canonicalize(dir.path()).unwrap();
+        std::os::unix::fs::symlink("/proc", dir.path().join("p")).unwrap();
+        fs::create_dir(dir.path().join("d")).unwrap();
+        // Through a symlink, then `..` from where it leads.
+        assert_eq!(
+            real_write_path(&dir.path().join("p/self/../x")).unwrap(),
+            Path::new("/proc/x")
+        );
+        // `..` out of folders still to be created, then into a symlink.
+        assert_eq!(
+            real_write_path(&dir.path().join("new/../p/y")).unwrap(),
+            Path::new("/proc/y")
+        );
+        assert_eq!(
+            real_write_path(&dir.path().join("./d/new/../z.txt")).unwrap(),
+            real_dir.join("d/z.txt")
+        );
+        assert!(special_location(Path::new("/proc/y")).is_some());
+        assert!(special_location(Path::new("/sys")).is_some());
+        assert!(special_location(Path::new("/device")).is_none());
+        assert!(special_location(&real_dir.join("d/z.txt")).is_none());
     }
 
     #[test]

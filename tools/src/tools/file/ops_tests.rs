@@ -4,7 +4,8 @@ use std::fs;
 use std::path::Path;
 
 use super::ops::{
-    patch, read_file, search_files, write_file, FileError, LINE_CUT_MARKER, MAX_READ_CHARS,
+    patch, read_file, search_files, write_file, FileError, LINE_CUT_MARKER, MAX_EDIT_FILE_BYTES,
+    MAX_IGNORE_BYTES, MAX_READ_CHARS, MAX_SEARCH_LINE_BYTES,
 };
 use tempfile::TempDir;
 
@@ -233,7 +234,8 @@ fn read_refuses_directories_and_empty_paths() {
 fn read_refuses_device_files() {
     let dir = tmp();
     let err = read_file(dir.path(), "/dev/null", None, None).unwrap_err();
-    assert!(err.to_string().contains("not a regular file"), "{err}");
+    assert!(matches!(err, FileError::Special { .. }), "{err:?}");
+    assert!(err.to_string().contains("/dev/null is under /dev"), "{err}");
 }
 
 #[test]
@@ -702,4 +704,444 @@ fn search_output_shape() {
             "truncated": false
         })
     );
+}
+
+// ---------------------------------------------------------------------------
+// Bounded memory and special files
+// ---------------------------------------------------------------------------
+
+/// A file of `len` bytes: `head`, then a hole (NUL bytes that take no disk).
+fn sparse(dir: &Path, rel: &str, head: &[u8], len: u64) {
+    let path = dir.join(rel);
+    fs::write(&path, head).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
+fn fifo(dir: &Path, rel: &str) -> std::path::PathBuf {
+    let path = dir.join(rel);
+    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    path
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    fs::symlink_metadata(path).unwrap().file_type().is_fifo()
+}
+
+/// Runs `f` on a thread and fails the test if it has not answered within
+/// 20 s; the FIFO is then opened for writing, which frees a reader blocked
+/// in `open`, so the test ends either way.
+fn answers_in_time<T: Send + 'static>(fifo: &Path, f: impl FnOnce() -> T + Send + 'static) -> T {
+    use std::os::unix::fs::OpenOptionsExt;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(v) => v,
+        Err(_) => {
+            let _ = fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+                .open(fifo);
+            panic!("still blocked on the FIFO after 20 s");
+        }
+    }
+}
+
+fn special_err(err: &FileError, action: &str) {
+    let FileError::Special { action: a, .. } = err else {
+        panic!("expected a special-file refusal, got {err:?}");
+    };
+    assert_eq!(*a, action, "{err}");
+}
+
+/// `../` enough times to climb from `dir` to `/`.
+fn up_to_root(dir: &Path) -> String {
+    "../".repeat(fs::canonicalize(dir).unwrap().components().count())
+}
+
+#[test]
+fn read_refuses_a_fifo_without_opening_it() {
+    let dir = tmp();
+    let pipe = fifo(dir.path(), "pipe");
+    let base = dir.path().to_owned();
+    let err = answers_in_time(&pipe, move || read_file(&base, "pipe", None, None)).unwrap_err();
+    special_err(&err, "read");
+    let msg = err.to_string();
+    assert!(msg.contains("pipe") && msg.contains("FIFO"), "{msg}");
+    // patch reads first, so it is refused the same way, nothing written.
+    let base = dir.path().to_owned();
+    let err = answers_in_time(&pipe, move || patch(&base, "pipe", "a", "b", true)).unwrap_err();
+    special_err(&err, "read");
+    assert!(is_fifo(&pipe));
+}
+
+#[test]
+fn read_refuses_kernel_files_whatever_the_path() {
+    let dir = tmp();
+    std::os::unix::fs::symlink("/proc/self/status", dir.path().join("status")).unwrap();
+    std::os::unix::fs::symlink("/proc", dir.path().join("p")).unwrap();
+    let up = up_to_root(dir.path());
+    for path in [
+        "/proc/self/status".to_owned(),
+        "status".to_owned(),
+        "p/self/status".to_owned(),
+        "p/self/../self/status".to_owned(),
+        format!("{up}proc/self/status"),
+        "/dev/zero".to_owned(),
+    ] {
+        let err = read_file(dir.path(), &path, None, None).unwrap_err();
+        special_err(&err, "read");
+        let msg = err.to_string();
+        assert!(msg.contains(&path), "{msg}");
+        assert!(
+            msg.contains(" is under /proc") || msg.contains("under /dev"),
+            "{msg}"
+        );
+    }
+    let err = read_file(dir.path(), "/proc", None, None).unwrap_err();
+    special_err(&err, "read");
+}
+
+#[test]
+fn read_refuses_sockets() {
+    let dir = tmp();
+    let _listener = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).unwrap();
+    let err = read_file(dir.path(), "sock", None, None).unwrap_err();
+    special_err(&err, "read");
+    assert!(err.to_string().contains("a socket"), "{err}");
+}
+
+#[test]
+fn read_stops_at_the_first_hole_of_a_huge_sparse_file() {
+    let dir = tmp();
+    // 1 GiB of NUL with no newline: refused from its first bytes.
+    sparse(dir.path(), "holes.txt", b"", 1 << 30);
+    let err = read_file(dir.path(), "holes.txt", None, None).unwrap_err();
+    assert!(matches!(err, FileError::Binary { .. }), "{err:?}");
+    // Text past the sniffed sample, then the hole: refused at the hole,
+    // on the line holding it, without reading on to the end.
+    sparse(dir.path(), "head.txt", &b"x".repeat(20_000), 1 << 30);
+    let err = read_file(dir.path(), "head.txt", None, None).unwrap_err();
+    let FileError::Binary { reason, .. } = &err else {
+        panic!("expected binary, got {err:?}");
+    };
+    assert!(
+        reason.contains("NUL") && reason.contains("line 1"),
+        "{reason}"
+    );
+    sparse(dir.path(), "lines.txt", b"one\ntwo\n", 1 << 30);
+    // The sample sees the hole already.
+    let err = read_file(dir.path(), "lines.txt", None, None).unwrap_err();
+    assert!(matches!(err, FileError::Binary { .. }), "{err:?}");
+}
+
+#[test]
+fn read_of_one_huge_line_is_one_cut_line() {
+    let dir = tmp();
+    put(dir.path(), "one.txt", "y".repeat(3 << 20));
+    let out = read_file(dir.path(), "one.txt", None, None).unwrap();
+    assert_eq!(out.total_lines, 1);
+    assert_eq!(out.file_size, 3 << 20);
+    assert_eq!(
+        out.content,
+        format!(
+            "1|{}{LINE_CUT_MARKER}",
+            "y".repeat(super::ops::MAX_LINE_CHARS)
+        )
+    );
+}
+
+#[test]
+fn search_drops_a_file_as_soon_as_a_nul_is_read() {
+    let dir = tmp();
+    sparse(dir.path(), "holes.txt", b"", 1 << 30);
+    sparse(dir.path(), "head.txt", &b"needle ".repeat(3000), 1 << 30);
+    // Matching lines, then a NUL far past the sniffed sample.
+    let mut mixed = "needle\n".repeat(2000).into_bytes();
+    mixed.extend_from_slice(b"bin\x00ary\n");
+    put(dir.path(), "mixed.txt", mixed);
+    put(dir.path(), "text.txt", "a needle\n");
+    let out = search_files(dir.path(), "needle", None, None, None).unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("text.txt".into(), 1)]);
+    assert_eq!(out.total_count, 1);
+    assert_eq!(out.hint, None);
+}
+
+#[test]
+fn search_matches_long_lines_on_their_capped_prefix() {
+    let dir = tmp();
+    let mut line = "early ".to_owned();
+    line.push_str(&"z".repeat(MAX_SEARCH_LINE_BYTES));
+    line.push_str(" late\nlate early\n");
+    put(dir.path(), "min.js", line);
+    let out = search_files(dir.path(), "early", None, None, None).unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![("min.js".into(), 1), ("min.js".into(), 2)]
+    );
+    assert!(out.matches[0].content.ends_with(LINE_CUT_MARKER));
+    let hint = out.hint.unwrap();
+    assert!(
+        hint.contains("1 line(s) longer than") && hint.contains(&MAX_SEARCH_LINE_BYTES.to_string()),
+        "{hint}"
+    );
+    // Text past the cap is not searched; the next line is, numbered right.
+    let out = search_files(dir.path(), "late", None, None, None).unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("min.js".into(), 2)]);
+    assert!(!out.truncated);
+}
+
+#[test]
+fn search_never_reads_special_files() {
+    let dir = tmp();
+    let d = dir.path();
+    put(d, "ok.txt", "Name: needle\n");
+    put(d, "empty.txt", "");
+    fifo(d, "pipe");
+    let _listener = std::os::unix::net::UnixListener::bind(d.join("sock")).unwrap();
+    std::os::unix::fs::symlink("/proc", d.join("p")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", d.join("zero")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/status", d.join("status")).unwrap();
+    let base = d.to_owned();
+    let out = answers_in_time(&d.join("pipe"), move || {
+        search_files(&base, "Name|needle", None, None, None)
+    })
+    .unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("ok.txt".into(), 1)]);
+
+    let up = up_to_root(d);
+    for path in ["/proc", "/proc/self", "p", "p/self", "/sys", "/dev"] {
+        let err = search_files(d, "x", Some(path), None, None).unwrap_err();
+        special_err(&err, "search");
+    }
+    let err = search_files(d, "x", Some(&format!("{up}proc")), None, None).unwrap_err();
+    special_err(&err, "search");
+    let err = search_files(d, "x", Some("pipe"), None, None).unwrap_err();
+    special_err(&err, "search");
+    assert!(err.to_string().contains("FIFO"), "{err}");
+}
+
+#[test]
+fn write_never_replaces_special_files() {
+    let dir = tmp();
+    let d = dir.path();
+    let pipe = fifo(d, "pipe");
+    let _listener = std::os::unix::net::UnixListener::bind(d.join("sock")).unwrap();
+    std::os::unix::fs::symlink("/proc", d.join("p")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/comm", d.join("comm")).unwrap();
+    for path in ["pipe", "sock"] {
+        let err = write_file(d, path, "x").unwrap_err();
+        special_err(&err, "write");
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+    assert!(is_fifo(&pipe));
+    for path in [
+        "comm",
+        "p/self/comm",
+        "/dev/hermes-never-written",
+        "/sys/hermes-never-written",
+        // `..` out of folders still to be made, then through the symlink.
+        "new/../p/x",
+        "new/deeper/../../p/x",
+    ] {
+        let err = write_file(d, path, "x").unwrap_err();
+        special_err(&err, "write");
+    }
+    assert!(!d.join("new").exists(), "no folder was made");
+    assert!(!Path::new("/dev/hermes-never-written").exists());
+    assert!(leftovers(d).is_empty());
+}
+
+#[test]
+fn write_refuses_content_over_the_limit() {
+    let dir = tmp();
+    let limit = MAX_EDIT_FILE_BYTES as usize;
+    let err = write_file(dir.path(), "big.txt", &"a".repeat(limit + 1)).unwrap_err();
+    assert_eq!(
+        err,
+        FileError::ContentTooLarge {
+            path: "big.txt".into(),
+            size: limit as u64 + 1
+        }
+    );
+    assert!(err.to_string().contains("10 MiB"), "{err}");
+    assert!(!dir.path().join("big.txt").exists());
+    let out = write_file(dir.path(), "big.txt", &"a".repeat(limit)).unwrap();
+    assert_eq!(out.bytes_written, MAX_EDIT_FILE_BYTES);
+}
+
+#[test]
+fn patch_refuses_files_over_the_limit_unread() {
+    let dir = tmp();
+    // Text at the start (so it is not binary), then a hole up to the limit + 1.
+    sparse(
+        dir.path(),
+        "big.txt",
+        &b"a\n".repeat(10_000),
+        MAX_EDIT_FILE_BYTES + 1,
+    );
+    let err = patch(dir.path(), "big.txt", "a", "b", false).unwrap_err();
+    assert_eq!(
+        err,
+        FileError::FileTooLarge {
+            path: "big.txt".into(),
+            size: MAX_EDIT_FILE_BYTES + 1
+        }
+    );
+    assert!(err.to_string().contains("terminal"), "{err}");
+}
+
+#[test]
+fn patch_refuses_a_replacement_too_large_before_building_it() {
+    let dir = tmp();
+    // The case: 1 MB of `a`, each replaced by 4 KB (4 GB if built).
+    put(dir.path(), "a.txt", "a".repeat(1 << 20));
+    let err = patch(dir.path(), "a.txt", "a", &"b".repeat(4096), true).unwrap_err();
+    assert_eq!(
+        err,
+        FileError::ResultTooLarge {
+            path: "a.txt".into(),
+            count: 1 << 20,
+            size: 1 << 32
+        }
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains("1048576 occurrences") && msg.contains("nothing was changed"),
+        "{msg}"
+    );
+    assert_eq!(fs::read(dir.path().join("a.txt")).unwrap().len(), 1 << 20);
+
+    // Exactly at the limit is allowed; one byte more is not.
+    let new_string = "b".repeat(10 * 1024);
+    put(dir.path(), "edge.txt", "a".repeat(1024));
+    let out = patch(dir.path(), "edge.txt", "a", &new_string, true).unwrap();
+    assert_eq!(out.replacements, 1024);
+    let written = fs::metadata(dir.path().join("edge.txt")).unwrap().len();
+    assert_eq!(written, MAX_EDIT_FILE_BYTES);
+    put(dir.path(), "over.txt", format!("{}c", "a".repeat(1024)));
+    let err = patch(dir.path(), "over.txt", "a", &new_string, true).unwrap_err();
+    assert!(
+        matches!(err, FileError::ResultTooLarge { size, .. } if size == MAX_EDIT_FILE_BYTES + 1),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn patch_diff_of_many_changes_is_cut_and_counts_the_rest() {
+    let dir = tmp();
+    put(dir.path(), "n.txt", "word\n".repeat(3000));
+    let out = patch(dir.path(), "n.txt", "word", "term", true).unwrap();
+    assert_eq!(out.replacements, 3000);
+    // Whole: 2 header lines, 1 hunk header, 3000 removed, 3000 added.
+    let (shown, marker) = out.diff.trim_end().rsplit_once('\n').unwrap();
+    let rest: usize = marker
+        .strip_prefix("... [diff truncated, ")
+        .and_then(|m| m.strip_suffix(" more lines]"))
+        .unwrap_or_else(|| panic!("no cut marker: {marker}"))
+        .parse()
+        .unwrap();
+    assert_eq!(shown.lines().count() + rest, 6003);
+    assert!(shown.chars().count() < super::ops::MAX_DIFF_CHARS);
+    assert!(shown.starts_with("--- a/n.txt\n+++ b/n.txt\n@@ -1,3000 +1,3000 @@\n-word\n"));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("n.txt")).unwrap(),
+        "term\n".repeat(3000)
+    );
+}
+
+#[test]
+fn search_does_not_enter_folders_whose_ignore_files_are_unsafe() {
+    let dir = tmp();
+    let d = dir.path();
+    for sub in ["", "a/", "b/", "c/", "d/", "e/", "wt/"] {
+        put(d, &format!("{sub}f.txt"), "needle\n");
+    }
+    // The walk would block on these, or read them whole.
+    fifo(d, "a/.gitignore");
+    std::os::unix::fs::symlink("/dev/zero", d.join("b/.ignore")).unwrap();
+    sparse(d, "c/.gitignore", b"*.log\n", 3 << 20);
+    fs::create_dir_all(d.join("d/.git/info")).unwrap();
+    fifo(d, "d/.git/info/exclude");
+    // A worktree whose git folder's `commondir` is a FIFO.
+    let gitdir = tmp();
+    fifo(gitdir.path(), "commondir");
+    put(
+        d,
+        "wt/.git",
+        format!("gitdir: {}\n", gitdir.path().display()),
+    );
+    // A folder with a plain ignore file is searched as usual.
+    put(d, "e/.gitignore", "*.log\n");
+    put(d, "e/x.log", "needle\n");
+
+    let base = d.to_owned();
+    let out = answers_in_time(&d.join("a/.gitignore"), move || {
+        search_files(&base, "needle", None, None, None)
+    })
+    .unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![("e/f.txt".into(), 1), ("f.txt".into(), 1)]
+    );
+    let hint = out.hint.unwrap();
+    assert!(hint.starts_with("5 folder(s) were not searched"), "{hint}");
+    assert!(hint.contains("a/.gitignore is a FIFO"), "{hint}");
+
+    // As the search path (or below one), it is refused.
+    for path in ["a", "a/f.txt", "c"] {
+        let err = search_files(d, "needle", Some(path), None, None).unwrap_err();
+        special_err(&err, "search");
+        assert!(err.to_string().contains("the ignore file"), "{err}");
+    }
+    let err = search_files(d, "needle", Some("c"), None, None).unwrap_err();
+    assert!(err.to_string().contains("-byte budget"), "{err}");
+}
+
+#[test]
+fn search_keeps_the_ignore_files_it_holds_within_budget() {
+    let dir = tmp();
+    let d = dir.path();
+    // Each file is within budget; nested, the inner one's sum is not.
+    let patterns = |n: u64| -> String {
+        (0..)
+            .map(|i| format!("*pattern{i}*.tmp\n"))
+            .scan(0u64, |len, line| {
+                *len += line.len() as u64;
+                (*len <= n).then_some(line)
+            })
+            .collect()
+    };
+    put(d, "outer/.gitignore", patterns(MAX_IGNORE_BYTES * 2 / 3));
+    put(d, "outer/f.txt", "needle\n");
+    put(d, "outer/inner/.gitignore", patterns(MAX_IGNORE_BYTES / 2));
+    put(d, "outer/inner/f.txt", "needle\n");
+    // A sibling with no ignore files of its own is within budget.
+    put(d, "outer/plain/f.txt", "needle\n");
+    // Once the walk has left `outer`, its ignore file is no longer held.
+    put(d, "z/.gitignore", patterns(MAX_IGNORE_BYTES * 2 / 3));
+    put(d, "z/f.txt", "needle\n");
+    let out = search_files(d, "needle", None, None, None).unwrap();
+    assert_eq!(
+        paths_and_lines(&out),
+        vec![
+            ("outer/f.txt".into(), 1),
+            ("outer/plain/f.txt".into(), 1),
+            ("z/f.txt".into(), 1)
+        ]
+    );
+    let hint = out.hint.unwrap();
+    assert!(
+        hint.starts_with("1 folder(s) were not searched") && hint.contains("outer/inner"),
+        "{hint}"
+    );
+    let err = search_files(d, "needle", Some("outer/inner"), None, None).unwrap_err();
+    special_err(&err, "search");
 }
