@@ -180,7 +180,7 @@ fn note(stop: Stop, limits: Limits) -> String {
 /// `5 MB` for whole MiBs, else bytes.
 fn human_bytes(n: usize) -> String {
     const MB: usize = 1024 * 1024;
-    if n >= MB && n % MB == 0 {
+    if n >= MB && n.is_multiple_of(MB) {
         format!("{} MB", n / MB)
     } else {
         format!("{n} bytes")
@@ -201,7 +201,7 @@ impl Clock {
     /// One token more; whether the deadline has passed (checked on the
     /// first tick and every [`CLOCK_EVERY`] after).
     fn expired(&mut self) -> bool {
-        let look = self.ticks % CLOCK_EVERY == 0;
+        let look = self.ticks.is_multiple_of(CLOCK_EVERY);
         self.ticks = self.ticks.wrapping_add(1);
         look && self.deadline.is_some_and(|d| Instant::now() >= d)
     }
@@ -510,10 +510,26 @@ struct Writer<'b> {
     lists_beyond: usize,
     /// The open link: its href and where its text starts in `out`.
     link: Option<(Option<String>, usize)>,
-    /// Open `<b>`/`<strong>`, `<i>`/`<em>` and `<code>` elements.
-    strong: usize,
-    emphasis: usize,
-    code: usize,
+    /// Open elements per [`Marker`].
+    markers: [usize; 3],
+}
+
+/// Inline elements written as a marker before and after their text.
+#[derive(Debug, Clone, Copy)]
+enum Marker {
+    Code = 0,
+    Strong = 1,
+    Emphasis = 2,
+}
+
+impl Marker {
+    fn text(self) -> &'static str {
+        match self {
+            Marker::Code => "`",
+            Marker::Strong => "**",
+            Marker::Emphasis => "_",
+        }
+    }
 }
 
 impl<'b> Writer<'b> {
@@ -527,9 +543,7 @@ impl<'b> Writer<'b> {
             lists: Vec::new(),
             lists_beyond: 0,
             link: None,
-            strong: 0,
-            emphasis: 0,
-            code: 0,
+            markers: [0; 3],
         }
     }
 
@@ -542,6 +556,9 @@ impl<'b> Writer<'b> {
         clock: &mut Clock,
     ) -> Option<Stop> {
         for t in tokens {
+            if self.out.len() >= max_output {
+                return Some(Stop::Output);
+            }
             if clock.expired() {
                 return Some(Stop::Deadline);
             }
@@ -560,11 +577,10 @@ impl<'b> Writer<'b> {
                 }
                 Token::End(name) => self.end(name.as_str()),
             }
-            if self.out.len() >= max_output {
-                return Some(Stop::Output);
-            }
         }
-        None
+        // The last token may have gone past the limit (a text reaching it
+        // exactly is whole).
+        (self.out.len() > max_output).then_some(Stop::Output)
     }
 
     fn put(&mut self, s: &str) {
@@ -651,24 +667,9 @@ impl<'b> Writer<'b> {
                 self.put("```\n");
                 self.pre_depth += 1;
             }
-            "code" if self.pre_depth == 0 => {
-                self.code += 1;
-                if self.code == 1 {
-                    self.put("`");
-                }
-            }
-            "strong" | "b" => {
-                self.strong += 1;
-                if self.strong == 1 {
-                    self.put("**");
-                }
-            }
-            "em" | "i" => {
-                self.emphasis += 1;
-                if self.emphasis == 1 {
-                    self.put("_");
-                }
-            }
+            "code" if self.pre_depth == 0 => self.marker(Marker::Code, true),
+            "strong" | "b" => self.marker(Marker::Strong, true),
+            "em" | "i" => self.marker(Marker::Emphasis, true),
             "a" => {
                 // Links do not nest: a new one closes the open one.
                 self.close_link();
@@ -713,33 +714,30 @@ impl<'b> Writer<'b> {
                 self.put("```");
                 self.paragraph();
             }
-            "code" if self.pre_depth == 0 => {
-                if self.code > 0 {
-                    self.code -= 1;
-                    if self.code == 0 {
-                        self.put("`");
-                    }
-                }
-            }
-            "strong" | "b" => {
-                if self.strong > 0 {
-                    self.strong -= 1;
-                    if self.strong == 0 {
-                        self.put("**");
-                    }
-                }
-            }
-            "em" | "i" => {
-                if self.emphasis > 0 {
-                    self.emphasis -= 1;
-                    if self.emphasis == 0 {
-                        self.put("_");
-                    }
-                }
-            }
+            "code" if self.pre_depth == 0 => self.marker(Marker::Code, false),
+            "strong" | "b" => self.marker(Marker::Strong, false),
+            "em" | "i" => self.marker(Marker::Emphasis, false),
             "a" => self.close_link(),
             _ if BLOCKS.contains(&name) => self.paragraph(),
             _ => {}
+        }
+    }
+
+    /// Opens or closes a marked element; the marker is written at the
+    /// outermost level only, and an end tag without a start is ignored.
+    fn marker(&mut self, marker: Marker, open: bool) {
+        let depth = &mut self.markers[marker as usize];
+        let write = if open {
+            *depth += 1;
+            *depth == 1
+        } else if *depth > 0 {
+            *depth -= 1;
+            *depth == 0
+        } else {
+            false
+        };
+        if write {
+            self.put(marker.text());
         }
     }
 
@@ -1052,11 +1050,16 @@ mod tests {
             "{:?}",
             page.text
         );
-        // Under the limit, nothing is said.
-        let page = convert("<p>short</p>", BASE, limits(1_000));
+        // Under the limit or exactly at it, nothing is said.
+        for html in ["<p>short</p>", "<p>exactly 16 bytes"] {
+            let page = convert(html, BASE, limits(16));
+            assert_eq!((page.stopped, page.note), (None, None), "{html}");
+        }
+        // One byte more is cut.
+        let page = convert("<p>exactly 16 bytes!", BASE, limits(16));
         assert_eq!(
-            (page.stopped, page.note, page.text.as_str()),
-            (None, None, "short")
+            (page.stopped, page.text.as_str()),
+            (Some(Stop::Output), "exactly 16 bytes")
         );
     }
 
