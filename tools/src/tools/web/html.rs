@@ -1248,8 +1248,21 @@ mod tests {
         // Few pieces that move the writer's state, for short pages that
         // find odd neighbours; all of them for long pages that add up costs.
         const STATE: &[&str] = &[
-            "<pre>", "</pre>", " ", "x", "<a href=y>", "</a>", "<p>", "<br>", "<td>", "<li>",
-            "<ol>", "</ol>", "<b>", "</b>", "é",
+            "<pre>",
+            "</pre>",
+            " ",
+            "x",
+            "<a href=y>",
+            "</a>",
+            "<p>",
+            "<br>",
+            "<td>",
+            "<li>",
+            "<ol>",
+            "</ol>",
+            "<b>",
+            "</b>",
+            "é",
         ];
         for case in 0..20_000 {
             let (pieces, len) = if case % 20 == 0 {
