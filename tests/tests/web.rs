@@ -1,7 +1,8 @@
 //! `web_extract` and `web_search` through dispatch, against a local HTTP
 //! server on 127.0.0.1 (std's `TcpListener`, no traffic elsewhere): readable
 //! text, truncation, refusal of loopback without the profile's allowance,
-//! refusal of forbidden redirect targets even with it, and a search endpoint
+//! refusal of forbidden (link-local, metadata) targets even with it, hostile
+//! pages answered within bounds, the page deadline, and a search endpoint
 //! configured in the profile.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -9,8 +10,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use hermes_runtime::{Profile, ToolContext};
+use hermes_tools::generated::web::{MAX_DEPTH, MAX_TEXT_BYTES};
 use serde_json::{json, Value};
 
 /// One request as the server saw it.
@@ -74,6 +77,10 @@ fn response(status: &str, content_type: &str, body: &str) -> String {
     )
 }
 
+fn html(body: &str) -> String {
+    response("200 OK", "text/html", body)
+}
+
 fn redirect(to: &str) -> String {
     format!(
         "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -96,6 +103,19 @@ fn site(req: &Seen, port: u16) -> String {
         "/image" => response("200 OK", "image/png", "\u{1}PNG"),
         "/hop" => redirect(&format!("http://127.0.0.1:{port}/plain")),
         "/to-metadata" => redirect("http://169.254.169.254/latest/meta-data/"),
+        "/to-link-local" => redirect("http://169.254.1.1/"),
+        "/to-mapped-link-local" => redirect("http://[::ffff:169.254.10.20]/"),
+        "/nested-lists" => html(&format!("{}{}", "<ul>".repeat(20_000), "<li>x".repeat(20_000))),
+        "/nested-lists-big" => html(&format!(
+            "{}{}",
+            "<ul>".repeat(200_000),
+            "<li>x".repeat(200_000)
+        )),
+        "/nested-links" => html(&format!(
+            "{}t{}",
+            "<a href=\"x\">".repeat(40_000),
+            "</a>".repeat(40_000)
+        )),
         "/to-unspecified" => redirect(&format!("http://0.0.0.0:{port}/plain")),
         _ => response("404 Not Found", "text/plain", "nope"),
     }
@@ -318,4 +338,145 @@ async fn web_search_is_unavailable_without_a_key() {
         v["error"].as_str().unwrap().contains("WEB_SEARCH_API_KEY"),
         "{v}"
     );
+}
+
+/// The longest run of spaces starting a line.
+fn indentation(text: &str) -> usize {
+    text.lines()
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .max()
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn hostile_pages_come_back_within_bounds() {
+    let server = Server::start(site);
+    let (dir, ctx) = profile_with("HERMES_ALLOW_PRIVATE_URLS=true\n");
+    let v = call(
+        &ctx,
+        "web_extract",
+        json!({"urls": [server.url("/nested-lists"), server.url("/nested-lists-big"), server.url("/nested-links")]}),
+    )
+    .await;
+    let results = v["results"].as_array().unwrap();
+    for r in results {
+        assert_eq!(r["error"], Value::Null, "{r}");
+        let content = r["content"].as_str().unwrap();
+        assert!(content.chars().count() < 16_000, "{}", content.len());
+    }
+    // 20,000 nested lists: items, indented at most MAX_DEPTH levels.
+    let lists = results[0]["content"].as_str().unwrap();
+    let (head, _) = lists.split_once("\n\n[... middle omitted").unwrap();
+    assert!(head.lines().all(|l| l.trim() == "- x"), "{head:.300}");
+    assert_eq!(indentation(lists), 2 * (MAX_DEPTH - 1));
+    // Ten times more: the text stops at its limit and says so, at the end.
+    let big = results[1]["content"].as_str().unwrap();
+    assert!(big.contains("middle omitted"), "{big:.200}");
+    assert!(
+        big.ends_with("[Text cut: the page's text reached its limit of 5 MB; the rest of the page was not converted.]"),
+        "{}",
+        &big[big.len() - 300..]
+    );
+    // 40,000 nested links: one link.
+    assert_eq!(results[2]["content"], format!("[t]({})", server.url("/x")));
+    // The full texts saved are within the text limit.
+    for entry in std::fs::read_dir(dir.path().join("cache/web")).unwrap() {
+        let len = entry.unwrap().metadata().unwrap().len();
+        assert!(len <= MAX_TEXT_BYTES as u64 + 200, "{len}");
+    }
+}
+
+#[tokio::test]
+async fn link_local_addresses_are_refused_even_with_the_allowance() {
+    let server = Server::start(site);
+    let (_dir, ctx) = profile_with("HERMES_ALLOW_PRIVATE_URLS=true\n");
+    let v = call(
+        &ctx,
+        "web_extract",
+        json!({"urls": [
+            "http://169.254.1.1/",
+            "http://[fe80::1]/",
+            "http://[::ffff:169.254.1.1]/",
+            server.url("/to-link-local"),
+            server.url("/to-mapped-link-local"),
+        ]}),
+    )
+    .await;
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{v}");
+    for r in results {
+        let err = r["error"].as_str().unwrap();
+        assert!(
+            err.starts_with("Blocked:")
+                && err.contains("a link-local address, which is never fetched"),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        server.hits(),
+        2,
+        "only the two redirecting requests were made"
+    );
+}
+
+/// Accepts one connection on 127.0.0.1 and answers an HTML page whose body
+/// comes one byte every 100 ms, 600 bytes in all; its URL.
+fn trickling_page() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(&stream);
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                break;
+            }
+        }
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 600\r\nConnection: close\r\n\r\n<p>";
+        if (&stream).write_all(head.as_bytes()).is_err() {
+            return;
+        }
+        for _ in 0..597 {
+            std::thread::sleep(Duration::from_millis(100));
+            if (&stream).write_all(b"x").is_err() {
+                return;
+            }
+        }
+    });
+    format!("http://127.0.0.1:{port}/slow")
+}
+
+#[tokio::test]
+async fn a_page_trickled_slowly_ends_at_the_profiles_deadline() {
+    let (_dir, ctx) = profile_with("HERMES_ALLOW_PRIVATE_URLS=true\nWEB_EXTRACT_TIMEOUT=1\n");
+    let started = Instant::now();
+    let v = call(&ctx, "web_extract", json!({"urls": [trickling_page()]})).await;
+    let err = v["results"][0]["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("Timed out after 1 s reading the page"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+
+    for bad in ["0", "301", "soon"] {
+        let (_dir, ctx) = profile_with(&format!("WEB_EXTRACT_TIMEOUT={bad}\n"));
+        let v = call(
+            &ctx,
+            "web_extract",
+            json!({"urls": ["http://example.com/"]}),
+        )
+        .await;
+        let err = v["error"].as_str().unwrap();
+        assert!(
+            err.contains("WEB_EXTRACT_TIMEOUT") && err.contains(bad),
+            "{err}"
+        );
+    }
 }

@@ -26,7 +26,8 @@ const USER_AGENT: &str = concat!("hermes-tools/", env!("CARGO_PKG_VERSION"));
 /// Limits of one fetch.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// The whole fetch: resolution, connection, redirects and body.
+    /// The whole fetch: resolution, connection, redirects and body (a body
+    /// trickled slowly is cut off by it too).
     pub timeout: Duration,
     /// Body bytes read at most; the rest is dropped.
     pub max_bytes: u64,
@@ -149,7 +150,14 @@ pub fn get_page(url: &str, allow_private: bool, limits: Limits) -> Result<Page, 
         .as_reader()
         .take(limits.max_bytes + 1)
         .read_to_end(&mut body)
-        .map_err(|e| format!("Reading the page failed: {e}"))?;
+        .map_err(|e| match ureq::Error::from(e) {
+            ureq::Error::Timeout(_) => format!(
+                "Timed out after {} s reading the page ({} bytes received)",
+                limits.timeout.as_secs_f64().round(),
+                body.len()
+            ),
+            other => format!("Reading the page failed: {other}"),
+        })?;
     let cut = body.len() as u64 > limits.max_bytes;
     body.truncate(usize::try_from(limits.max_bytes).unwrap_or(usize::MAX));
     Ok(Page {

@@ -81,3 +81,57 @@ fn time_size_and_redirect_limits() {
     let err = get_page("ftp://127.0.0.1/x", true, limits(5000, 100)).unwrap_err();
     assert!(err.contains("only http and https"), "{err}");
 }
+
+/// Accepts one connection on 127.0.0.1 and answers a page whose body comes
+/// one byte every `every`, `count` bytes in all; the port.
+fn trickle(every: Duration, count: usize) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+    let port = listener.local_addr().map_or(0, |a| a.port());
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(&stream);
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).map_or(true, |n| n == 0) || header == "\r\n" {
+                break;
+            }
+        }
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {count}\r\nConnection: close\r\n\r\n"
+        );
+        if (&stream).write_all(head.as_bytes()).is_err() {
+            return;
+        }
+        for _ in 0..count {
+            std::thread::sleep(every);
+            if (&stream).write_all(b"x").is_err() {
+                return;
+            }
+        }
+    });
+    port
+}
+
+#[test]
+fn a_body_trickled_past_the_timeout_is_cut_off() {
+    let port = trickle(Duration::from_millis(50), 200);
+    let started = Instant::now();
+    let err = get_page(
+        &format!("http://127.0.0.1:{port}/"),
+        true,
+        limits(600, 1000),
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with("Timed out after 1 s reading the page (")
+            && err.ends_with(" bytes received)"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}

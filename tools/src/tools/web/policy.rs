@@ -1,25 +1,27 @@
 //! Which addresses `web_extract` may connect to.
 //!
-//! Loopback, private (RFC 1918, CGNAT, IPv6 unique-local) and link-local
+//! Loopback and private (RFC 1918, CGNAT, IPv6 unique- and site-local)
 //! addresses are refused unless the profile allows them
-//! ([`ALLOW_PRIVATE_SETTING`]). Some are refused even then: cloud metadata
-//! endpoints (where instance credentials live), unspecified, multicast,
-//! broadcast, documentation and reserved ranges. IPv4 addresses embedded in
-//! IPv6 ones (mapped, compatible, NAT64, 6to4) are judged as the IPv4
-//! address they carry.
+//! ([`ALLOW_PRIVATE_SETTING`]). Some are refused even then: link-local
+//! addresses (169.254.0.0/16, fe80::/10: where cloud metadata endpoints and
+//! their credentials live, and never a page an agent needs), other cloud
+//! metadata endpoints, unspecified, multicast, broadcast, documentation and
+//! reserved ranges. IPv4 addresses embedded in IPv6 ones (mapped,
+//! compatible, NAT64, 6to4) are judged as the IPv4 address they carry, so
+//! `::ffff:169.254.169.254` is link-local too.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use hermes_runtime::Profile;
 
 /// The profile setting (in its `.env`) that lets `web_extract` reach
-/// loopback, private and link-local addresses: `1`, `true`, `yes` or `on`.
+/// loopback and private addresses: `1`, `true`, `yes` or `on`.
 pub const ALLOW_PRIVATE_SETTING: &str = "HERMES_ALLOW_PRIVATE_URLS";
 
 /// Host names refused whatever they resolve to.
 const BLOCKED_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
 
-/// Whether the profile allows loopback / private / link-local addresses.
+/// Whether the profile allows loopback and private addresses.
 pub fn allows_private(profile: &Profile) -> bool {
     profile.secret(ALLOW_PRIVATE_SETTING).is_some_and(|v| {
         matches!(
@@ -65,7 +67,7 @@ fn classify_v4(ip: Ipv4Addr) -> Class {
         (172, 16..=31, _) => Class::Restricted("private"),
         (100, 64..=127, _) => Class::Restricted("shared (CGNAT)"),
         (198, 18..=19, _) => Class::Restricted("private (benchmarking)"),
-        (169, 254, _) => Class::Restricted("link-local"),
+        (169, 254, _) => Class::Forbidden("link-local"),
         (192, 0, 0) => Class::Forbidden("reserved"),
         (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => Class::Forbidden("documentation"),
         (224..=239, _, _) => Class::Forbidden("multicast"),
@@ -90,7 +92,7 @@ fn classify_v6(ip: Ipv6Addr) -> Class {
     }
     match s[0] {
         0xff00..=0xffff => Class::Forbidden("multicast"),
-        0xfe80..=0xfebf => Class::Restricted("link-local"),
+        0xfe80..=0xfebf => Class::Forbidden("link-local"),
         0xfec0..=0xfeff => Class::Restricted("private (site-local)"),
         0xfc00..=0xfdff => Class::Restricted("private (unique-local)"),
         0x2001 if s[1] == 0x0db8 => Class::Forbidden("documentation"),
@@ -128,8 +130,8 @@ pub fn check_ip(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), Strin
         Class::Public => Ok(()),
         Class::Restricted(_) if allow_private => Ok(()),
         Class::Restricted(kind) => Err(format!(
-            "Blocked: {host} resolves to {ip}, a {kind} address. Private, loopback and \
-             link-local addresses are refused unless the profile allows them."
+            "Blocked: {host} resolves to {ip}, a {kind} address. Private and loopback \
+             addresses are refused unless the profile allows them ({ALLOW_PRIVATE_SETTING})."
         )),
         Class::Forbidden(kind) => Err(format!(
             "Blocked: {host} resolves to {ip}, a {kind} address, which is never fetched."
@@ -183,8 +185,14 @@ mod tests {
             ("172.32.0.1", Class::Public),
             ("192.168.1.1", Class::Restricted("private")),
             ("100.64.0.1", Class::Restricted("shared (CGNAT)")),
-            ("169.254.1.1", Class::Restricted("link-local")),
-            ("fe80::1", Class::Restricted("link-local")),
+            ("169.254.1.1", Class::Forbidden("link-local")),
+            ("169.254.0.0", Class::Forbidden("link-local")),
+            ("169.254.255.255", Class::Forbidden("link-local")),
+            ("169.253.255.255", Class::Public),
+            ("169.255.0.1", Class::Public),
+            ("fe80::1", Class::Forbidden("link-local")),
+            ("febf:ffff::1", Class::Forbidden("link-local")),
+            ("fec0::1", Class::Restricted("private (site-local)")),
             ("fd12:3456::1", Class::Restricted("private (unique-local)")),
             ("169.254.169.254", Class::Forbidden("cloud metadata")),
             ("fd00:ec2::254", Class::Forbidden("cloud metadata")),
@@ -197,6 +205,10 @@ mod tests {
             // IPv4 carried in IPv6 is judged as the IPv4 address.
             ("::ffff:127.0.0.1", Class::Restricted("loopback")),
             ("::ffff:169.254.169.254", Class::Forbidden("cloud metadata")),
+            ("::ffff:169.254.1.1", Class::Forbidden("link-local")),
+            ("::169.254.1.1", Class::Forbidden("link-local")),
+            ("64:ff9b::169.254.1.1", Class::Forbidden("link-local")),
+            ("2002:a9fe:101::", Class::Forbidden("link-local")),
             ("::10.0.0.1", Class::Restricted("private")),
             ("64:ff9b::192.168.0.1", Class::Restricted("private")),
             ("2002:7f00:1::", Class::Restricted("loopback")),
@@ -214,6 +226,11 @@ mod tests {
         assert!(check_ip("localhost", lo, true).is_ok());
         let md: IpAddr = [169, 254, 169, 254].into();
         assert!(check_ip("x", md, true).is_err());
+        for ip in ["169.254.1.1", "fe80::1", "::ffff:169.254.1.1"] {
+            let ip: IpAddr = ip.parse().unwrap_or_else(|e| panic!("{ip}: {e}"));
+            let err = check_ip("x", ip, true).unwrap_err();
+            assert!(err.contains("link-local") && err.contains("never"), "{err}");
+        }
         assert!(check_host("metadata.google.internal.").is_err());
         let mixed: Vec<std::net::SocketAddr> = vec![
             "93.184.216.34:80".parse().unwrap_or_else(|e| panic!("{e}")),

@@ -4,20 +4,28 @@
 //!
 //! Profile settings (the profile's `.env`, read at call time):
 //! `WEB_SEARCH_API_KEY` (web_search is available only with it),
-//! `WEB_SEARCH_ENDPOINT` (default [`DEFAULT_SEARCH_ENDPOINT`]) and
-//! `HERMES_ALLOW_PRIVATE_URLS` (see `policy.rs`).
+//! `WEB_SEARCH_ENDPOINT` (default [`DEFAULT_SEARCH_ENDPOINT`]),
+//! `WEB_EXTRACT_TIMEOUT` (seconds one page may take, default
+//! [`FETCH_TIMEOUT`]) and `HERMES_ALLOW_PRIVATE_URLS` (see `policy.rs`).
+//!
+//! One page's work is bounded whatever the page: at most [`MAX_PAGE_BYTES`]
+//! are read, its text is at most [`MAX_TEXT_BYTES`], lists nest at most
+//! [`MAX_DEPTH`] levels deep, and one deadline covers the fetch and the
+//! conversion (the writer looks at it itself: the runtime cannot stop a
+//! blocking tool's thread).
 
 mod fetch;
 mod html;
 mod policy;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hermes_macros::hermes_tool;
 use hermes_runtime::{Profile, ToolContext};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+pub use html::MAX_DEPTH;
 pub use policy::ALLOW_PRIVATE_SETTING;
 
 /// The page-to-markdown writer, for the fuzz targets (`crate::fuzzing`).
@@ -32,8 +40,17 @@ const MIN_CHAR_LIMIT: usize = 2_000;
 const MAX_CHAR_LIMIT: usize = 500_000;
 /// Bytes of one page read at most.
 pub const MAX_PAGE_BYTES: u64 = 5 * 1024 * 1024;
-/// Time one page may take, redirects included.
+/// Bytes of text one HTML page is converted into at most (the conversion
+/// stops there and says so): as much as the page may have.
+pub const MAX_TEXT_BYTES: usize = 5 * 1024 * 1024;
+/// Time one page may take by default: the fetch, redirects included, and
+/// the conversion.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// The profile setting changing [`FETCH_TIMEOUT`]: whole seconds, from 1 to
+/// [`MAX_FETCH_TIMEOUT`].
+pub const TIMEOUT_SETTING: &str = "WEB_EXTRACT_TIMEOUT";
+/// The longest time a profile may give one page.
+pub const MAX_FETCH_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_REDIRECTS: u32 = 5;
 /// The secret web_search needs.
 pub const SEARCH_KEY_SETTING: &str = "WEB_SEARCH_API_KEY";
@@ -80,8 +97,8 @@ pub struct PageResult {
 /// 15000) comes back whole; a longer one comes back as its beginning and end
 /// with the cut marked, and the full text is saved to a file whose path is
 /// given. Pages larger than 5 MB are cut; each page has 20 seconds.
-/// Addresses in private, loopback and link-local networks are refused unless
-/// the profile allows them.
+/// Private and loopback addresses are refused unless the profile allows
+/// them; link-local and cloud metadata addresses always are.
 #[hermes_tool(toolset = "web", emoji = "📄", max_result_chars = 100000)]
 pub fn web_extract(
     ctx: &ToolContext,
@@ -106,10 +123,11 @@ pub fn web_extract(
         .clamp(MIN_CHAR_LIMIT, MAX_CHAR_LIMIT);
     let allow_private = policy::allows_private(ctx.profile());
     let profile = ctx.profile();
+    let timeout = page_timeout(profile)?;
     let results: Vec<PageResult> = std::thread::scope(|s| {
         let handles: Vec<_> = urls
             .iter()
-            .map(|url| s.spawn(move || extract_one(profile, url, allow_private, limit)))
+            .map(|url| s.spawn(move || extract_one(profile, url, allow_private, limit, timeout)))
             .collect();
         handles
             .into_iter()
@@ -127,7 +145,35 @@ pub fn web_extract(
     Ok(json!({ "results": results }))
 }
 
-fn extract_one(profile: &Profile, url: &str, allow_private: bool, limit: usize) -> PageResult {
+/// The time one page may take: [`TIMEOUT_SETTING`] of the profile, else
+/// [`FETCH_TIMEOUT`].
+fn page_timeout(profile: &Profile) -> Result<Duration, String> {
+    let Some(raw) = profile.secret(TIMEOUT_SETTING) else {
+        return Ok(FETCH_TIMEOUT);
+    };
+    raw.trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
+        .filter(|t| (Duration::from_secs(1)..=MAX_FETCH_TIMEOUT).contains(t))
+        .ok_or_else(|| {
+            format!(
+                "The profile's {TIMEOUT_SETTING} is '{raw}': give whole seconds from 1 to {}",
+                MAX_FETCH_TIMEOUT.as_secs()
+            )
+        })
+}
+
+/// One page within `timeout`: the fetch and the conversion share one
+/// deadline.
+fn extract_one(
+    profile: &Profile,
+    url: &str,
+    allow_private: bool,
+    limit: usize,
+    timeout: Duration,
+) -> PageResult {
+    let deadline = Instant::now() + timeout;
     let failed = |e: String| PageResult {
         url: url.to_string(),
         title: String::new(),
@@ -140,7 +186,7 @@ fn extract_one(profile: &Profile, url: &str, allow_private: bool, limit: usize) 
         ));
     }
     let limits = fetch::Limits {
-        timeout: FETCH_TIMEOUT,
+        timeout,
         max_bytes: MAX_PAGE_BYTES,
         max_redirects: MAX_REDIRECTS,
     };
@@ -148,29 +194,37 @@ fn extract_one(profile: &Profile, url: &str, allow_private: bool, limit: usize) 
         Ok(page) => page,
         Err(e) => return failed(e),
     };
-    let (title, text) = match readable(&page) {
+    let final_url = page.final_url.clone();
+    let cut = page.cut;
+    let (title, text) = match readable(page, deadline, timeout) {
         Ok(found) => found,
         Err(e) => return failed(e),
     };
     let mut content = text;
-    if page.cut {
+    if cut {
         content.push_str(&format!(
             "\n\n[The page is larger than {} MB; only its beginning was read.]",
             MAX_PAGE_BYTES / (1024 * 1024)
         ));
     }
     PageResult {
-        url: page.final_url.clone(),
+        content: fit(profile, &final_url, content, limit),
+        url: final_url,
         title,
-        content: fit(profile, &page.final_url, content, limit),
         error: None,
     }
 }
 
-/// The page's title and text, by content type.
-fn readable(page: &fetch::Page) -> Result<(String, String), String> {
+/// The page's title and text, by content type; an HTML page is converted
+/// by `deadline` (`timeout` after the start).
+fn readable(
+    page: fetch::Page,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<(String, String), String> {
     let mime = page.content_type.split(';').next().unwrap_or("").trim();
-    let text = decode(&page.body, &page.content_type);
+    let binary = page.body.contains(&0);
+    let text = decode(page.body, &page.content_type);
     let looks_html = || {
         let head: String = text
             .chars()
@@ -182,7 +236,18 @@ fn readable(page: &fetch::Page) -> Result<(String, String), String> {
     let is_html =
         matches!(mime, "text/html" | "application/xhtml+xml") || (mime.is_empty() && looks_html());
     if is_html {
-        return Ok(html::to_markdown(&text, &page.final_url));
+        let limits = html::Limits {
+            max_output: MAX_TEXT_BYTES,
+            deadline: Some(deadline),
+        };
+        let converted = html::convert(&text, &page.final_url, limits);
+        if converted.stopped == Some(html::Stop::Deadline) && converted.text.is_empty() {
+            return Err(format!(
+                "Timed out after {} s: no text of the page was converted in time",
+                timeout.as_secs()
+            ));
+        }
+        return Ok(converted.into_parts());
     }
     let textual = mime.is_empty()
         || mime.starts_with("text/")
@@ -192,7 +257,7 @@ fn readable(page: &fetch::Page) -> Result<(String, String), String> {
             mime,
             "application/json" | "application/xml" | "application/javascript"
         );
-    if textual && !page.body.contains(&0) {
+    if textual && !binary {
         return Ok((String::new(), text.trim().to_string()));
     }
     Err(format!(
@@ -201,15 +266,16 @@ fn readable(page: &fetch::Page) -> Result<(String, String), String> {
 }
 
 /// The body as text: Latin-1 when the page says so, else UTF-8 (invalid
-/// bytes replaced).
-fn decode(body: &[u8], content_type: &str) -> String {
+/// bytes replaced; valid UTF-8 keeps the body's buffer).
+fn decode(body: Vec<u8>, content_type: &str) -> String {
     let latin1 = ["iso-8859-1", "latin1", "windows-1252", "us-ascii"]
         .iter()
         .any(|c| content_type.contains(&format!("charset={c}")));
     if latin1 {
         body.iter().map(|&b| char::from(b)).collect()
     } else {
-        String::from_utf8_lossy(body).into_owned()
+        String::from_utf8(body)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
