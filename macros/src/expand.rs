@@ -1,7 +1,12 @@
 //! Generation: the original function (parameter docs stripped) plus a hidden
 //! `static` `ToolEntry` holding the schema builder and the decoding glue.
+//!
+//! Errors degrade as serde's derive does: the item is always emitted as
+//! written, and a rejected function still gets its entry (a stub, see
+//! `rejected_entry`), so code naming either compiles on and the user sees
+//! only the real mistakes.
 
-use hermes_tool_model::{analyze, strip_doc_attrs, ParamKind, ToolFn};
+use hermes_tool_model::{analyze, entry_ident, strip_doc_attrs, ParamKind, ToolFn};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
@@ -10,9 +15,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut func: syn::ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
-            let err =
-                syn::Error::new_spanned(&item, "#[hermes_tool] goes on a free `fn` or `async fn`");
-            return err.to_compile_error();
+            let err = not_a_fn(&item).to_compile_error();
+            return quote! { #item #err };
         }
     };
     let analyzed = analyze(attr, &func);
@@ -27,13 +31,62 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             let entry = entry(&tool, &func);
             quote! { #func #entry }
         }
-        // Emit the function unchanged beside the errors, so the user sees
-        // the real mistakes and not a cascade of "cannot find" errors.
         Err(err) => {
             let err = err.to_compile_error();
-            quote! { #func #err }
+            let stub = rejected_entry(&func);
+            quote! { #func #stub #err }
         }
     }
+}
+
+/// The error for an item that is not a function, spanned on its head
+/// (`struct Name`), not on the whole item and its doc comment.
+fn not_a_fn(item: &TokenStream) -> syn::Error {
+    const MESSAGE: &str = "#[hermes_tool] goes on a free `fn` or `async fn`";
+    let head = match syn::parse2::<syn::Item>(item.clone()) {
+        Ok(item) => item_head(&item),
+        Err(_) => item.clone(),
+    };
+    syn::Error::new_spanned(head, MESSAGE)
+}
+
+/// The keyword and name of an item (`struct Name`, `impl Type`); the whole
+/// item when it has neither.
+fn item_head(item: &syn::Item) -> TokenStream {
+    use syn::Item;
+    let (keyword, name): (&dyn ToTokens, &dyn ToTokens) = match item {
+        Item::Struct(i) => (&i.struct_token, &i.ident),
+        Item::Enum(i) => (&i.enum_token, &i.ident),
+        Item::Union(i) => (&i.union_token, &i.ident),
+        Item::Trait(i) => (&i.trait_token, &i.ident),
+        Item::Type(i) => (&i.type_token, &i.ident),
+        Item::Const(i) => (&i.const_token, &i.ident),
+        Item::Static(i) => (&i.static_token, &i.ident),
+        Item::Mod(i) => (&i.mod_token, &i.ident),
+        Item::Impl(i) => (&i.impl_token, &i.self_ty),
+        _ => return item.to_token_stream(),
+    };
+    quote!(#keyword #name)
+}
+
+/// The entry of a function the analysis rejected: the same `static` name the
+/// registry refers to, so the rejection is the only error. None for a method
+/// (`self`): a `static` cannot stand in an `impl` block, and nothing names it.
+fn rejected_entry(func: &syn::ItemFn) -> Option<TokenStream> {
+    if func.sig.receiver().is_some() {
+        return None;
+    }
+    let rt = quote!(::hermes_runtime::__private);
+    let ident = &func.sig.ident;
+    let entry_ident = entry_ident(ident);
+    let name = ident.to_string();
+    let name = name.strip_prefix("r#").unwrap_or(&name);
+    let line = quote_spanned!(ident.span()=> ::core::line!());
+    Some(quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        pub static #entry_ident: #rt::ToolEntry = #rt::rejected_entry(#name, ::core::file!(), #line);
+    })
 }
 
 fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
