@@ -86,8 +86,14 @@ pub(crate) fn analyze(cx: &Ctxt, sig: &syn::Signature, docs: &Docs) -> Vec<Param
     for name in docs.arguments.keys() {
         let known = params.iter().any(|p| p.ident == name.as_str());
         if !known {
+            // On the item's line of the doc comment.
+            let span = docs
+                .argument_spans
+                .get(name)
+                .and_then(|spans| spans.first().copied())
+                .unwrap_or_else(|| sig.ident.span());
             cx.error_at(
-                sig.ident.span(),
+                span,
                 format!("the `# Arguments` section describes `{name}`, which is not a parameter"),
             );
         }
