@@ -8,7 +8,7 @@ mod expand;
 
 use proc_macro::TokenStream;
 
-/// Marks a free `fn` or `async fn` as a tool. See the README for the keys.
+/// Marks a free `fn` or `async fn` as a tool. See `docs/writing-tools.md` for the keys.
 #[proc_macro_attribute]
 pub fn hermes_tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::expand(attr.into(), item.into()).into()

@@ -7,7 +7,7 @@
 //!
 //! After divan's table, the ratios are measured paired (`paired/mod.rs`):
 //! short alternating batches of the plan and the walk, one ratio per pair.
-//! Those median ratios are the figures the README reports.
+//! Those median ratios are the figures `FIGURES.md` reports.
 //!
 //! Run: `cargo bench -p hermes-tests --bench coerce`.
 

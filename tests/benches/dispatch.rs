@@ -7,7 +7,7 @@
 //!
 //! After divan's table, the dispatch/baseline ratio is measured paired
 //! (`paired/mod.rs`): short alternating batches of the two, one ratio per
-//! pair. That median ratio is the figure the README reports.
+//! pair. That median ratio is the figure `FIGURES.md` reports.
 //!
 //! Run: `cargo bench -p hermes-tests --bench dispatch`.
 
@@ -116,7 +116,7 @@ fn floor_parse_value_then_decode(b: Bencher) {
 }
 
 /// Prints medians of paired ratios (see the module docs): dispatch over
-/// the baseline (the README's figure), and its two parts: the tool's own
+/// the baseline (the figure of `FIGURES.md`), and its two parts: the tool's own
 /// direct entry (decode, boxed future, call, encode) over the baseline, and
 /// dispatch over that entry (lookup, panic guard, timeout, result cap).
 fn paired_ratio() {
