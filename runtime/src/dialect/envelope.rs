@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::rules::{Envelope, Names};
 use super::{Dialect, Found};
 
 pub(super) struct ToolParts {
@@ -54,24 +55,23 @@ pub(super) fn envelope(dialect: Dialect, parts: ToolParts, parameters: Value) ->
     if let Some(d) = parts.description {
         f.insert("description".into(), d);
     }
-    match dialect {
-        Dialect::Mcp => {
-            f.insert("inputSchema".into(), parameters);
-            Value::Object(f)
-        }
-        Dialect::Gemini => {
+    match dialect.rules().envelope {
+        Envelope::Bare {
+            schema_key,
+            omit_empty,
+        } => {
             let empty = parameters
                 .get("properties")
                 .and_then(Value::as_object)
                 .is_some_and(Map::is_empty);
-            if !empty {
-                f.insert("parameters".into(), parameters);
+            if !(omit_empty && empty) {
+                f.insert(schema_key.into(), parameters);
             }
             Value::Object(f)
         }
-        Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::LlamaCpp => {
+        Envelope::Function { strict } => {
             f.insert("parameters".into(), parameters);
-            if dialect == Dialect::OpenAiStrict {
+            if strict {
                 f.insert("strict".into(), Value::Bool(true));
             }
             let mut outer = Map::new();
@@ -82,26 +82,22 @@ pub(super) fn envelope(dialect: Dialect, parts: ToolParts, parameters: Value) ->
     }
 }
 
-pub(super) fn check_name(name: &str, dialect: Dialect) -> Option<String> {
-    let chars_ok = |extra: &[char]| {
-        name.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(&c))
-    };
-    let len = name.chars().count();
-    let ok = match dialect {
-        Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::LlamaCpp => {
-            (1..=64).contains(&len) && chars_ok(&[])
-        }
-        Dialect::Gemini => {
-            (1..=64).contains(&len)
-                && chars_ok(&['.'])
-                && name
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        }
-        Dialect::Mcp => (1..=128).contains(&len) && chars_ok(&['.']),
-    };
+/// Whether `name` breaks the dialect's [`Names`] rule, and how.
+fn check_name(name: &str, dialect: Dialect) -> Option<String> {
+    let Names {
+        max_len,
+        dots,
+        letter_first,
+    } = dialect.rules().names;
+    let chars_ok = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || (dots && c == '.'));
+    let first_ok = !letter_first
+        || name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let ok = (1..=max_len).contains(&name.chars().count()) && chars_ok && first_ok;
     (!ok).then(|| format!("envelope: tool name `{name}` is not valid for {dialect}"))
 }
 
@@ -111,44 +107,52 @@ pub(super) fn check_envelope<'a>(
     dialect: Dialect,
     found: &mut Vec<Found>,
 ) -> Option<&'a Value> {
+    let rules = dialect.rules();
     let mut fail = |m: String| found.push((String::new(), m));
     let Value::Object(outer) = tool else {
         fail("envelope: not a JSON object".into());
         return None;
     };
-    let (f, schema_key, allowed): (&Map<String, Value>, &str, &[&str]) = match dialect {
-        Dialect::OpenAi | Dialect::OpenAiStrict | Dialect::LlamaCpp => {
-            if outer.get("type").and_then(Value::as_str) != Some("function") {
-                fail("envelope: `type` must be \"function\"".into());
-            }
-            if outer.keys().any(|k| k != "type" && k != "function") {
-                fail("envelope: only `type` and `function` belong at the top".into());
-            }
-            let Some(Value::Object(f)) = outer.get("function") else {
-                fail("envelope: no `function` object".into());
-                return None;
-            };
-            let strict = f.get("strict");
-            if dialect == Dialect::OpenAiStrict {
-                if strict != Some(&Value::Bool(true)) {
-                    fail("envelope: strict mode needs `\"strict\": true`".into());
+    let bare_keys;
+    let (f, schema_key, allowed, optional): (&Map<String, Value>, &str, &[&str], bool) =
+        match rules.envelope {
+            Envelope::Function { strict } => {
+                if outer.get("type").and_then(Value::as_str) != Some("function") {
+                    fail("envelope: `type` must be \"function\"".into());
                 }
-            } else if strict.is_some_and(|s| s != &Value::Bool(false)) {
-                fail(format!("envelope: `strict` must not be set for {dialect}"));
+                if outer.keys().any(|k| k != "type" && k != "function") {
+                    fail("envelope: only `type` and `function` belong at the top".into());
+                }
+                let Some(Value::Object(f)) = outer.get("function") else {
+                    fail("envelope: no `function` object".into());
+                    return None;
+                };
+                let flag = f.get("strict");
+                if strict {
+                    if flag != Some(&Value::Bool(true)) {
+                        fail(format!(
+                            "envelope: {} needs `\"strict\": true`",
+                            rules.label
+                        ));
+                    }
+                } else if flag.is_some_and(|s| s != &Value::Bool(false)) {
+                    fail(format!("envelope: `strict` must not be set for {dialect}"));
+                }
+                (
+                    f,
+                    "parameters",
+                    &["name", "description", "parameters", "strict"],
+                    false,
+                )
             }
-            (
-                f,
-                "parameters",
-                &["name", "description", "parameters", "strict"],
-            )
-        }
-        Dialect::Gemini => (outer, "parameters", &["name", "description", "parameters"]),
-        Dialect::Mcp => (
-            outer,
-            "inputSchema",
-            &["name", "description", "inputSchema"],
-        ),
-    };
+            Envelope::Bare {
+                schema_key,
+                omit_empty,
+            } => {
+                bare_keys = ["name", "description", schema_key];
+                (outer, schema_key, &bare_keys, omit_empty)
+            }
+        };
     for k in f.keys() {
         if !allowed.contains(&k.as_str()) {
             fail(format!("envelope: unexpected key `{k}`"));
@@ -166,7 +170,7 @@ pub(super) fn check_envelope<'a>(
         fail("envelope: `description` is not a string".into());
     }
     match f.get(schema_key) {
-        None if dialect == Dialect::Gemini => None,
+        None if optional => None,
         None => {
             fail(format!("envelope: no `{schema_key}`"));
             None

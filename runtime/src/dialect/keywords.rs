@@ -1,6 +1,7 @@
 //! The schema vocabulary: keyword tables (which keywords hold subschemas,
-//! which constrain one kind of value, which each dialect keeps or cannot
-//! express) and the small helpers that read a schema node.
+//! which constrain one kind of value, which type a schema) and the small
+//! helpers that read a schema node. What each dialect keeps is in its
+//! [`Rules`](super::rules::Rules) table.
 
 use serde_json::{Map, Number, Value};
 
@@ -26,83 +27,29 @@ pub(super) const UNEXPRESSIBLE: &[&str] = &[
     "$recursiveRef",
 ];
 
-pub(super) const STRICT_UNEXPRESSIBLE: &[&str] = &[
-    "minLength",
-    "maxLength",
-    "minProperties",
-    "maxProperties",
-    "prefixItems",
-];
-
-pub(super) const GEMINI_UNEXPRESSIBLE: &[&str] = &["multipleOf", "prefixItems"];
-
-pub(super) const LLAMA_UNEXPRESSIBLE: &[&str] = &["multipleOf", "minProperties", "maxProperties"];
-
-/// Keys a strict-mode schema may carry.
-pub(super) const STRICT_KEYS: &[&str] = &[
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "enum",
-    "anyOf",
-    "description",
-    "title",
-    "pattern",
-    "format",
-    "minimum",
-    "maximum",
-    "exclusiveMinimum",
-    "exclusiveMaximum",
-    "multipleOf",
-    "minItems",
-    "maxItems",
-];
-
-/// Keys a Gemini schema may carry.
-pub(super) const GEMINI_KEYS: &[&str] = &[
-    "type",
-    "format",
-    "description",
-    "nullable",
-    "enum",
-    "properties",
-    "required",
-    "items",
-    "anyOf",
-    "minimum",
-    "maximum",
-    "minItems",
-    "maxItems",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "minProperties",
-    "maxProperties",
-    "propertyOrdering",
-];
-
-pub(super) const STRICT_FORMATS: &[&str] = &[
-    "date-time",
-    "time",
-    "date",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-];
-
-pub(super) const LLAMA_FORMATS: &[&str] = &["date", "time", "date-time", "uuid"];
-
+/// The JSON Schema type names.
 pub(super) const JSON_TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "object", "array", "null",
 ];
 
 /// The type list that means "any JSON value" (`integer` is part of `number`).
 pub(super) const ANY_TYPES: &[&str] = &["string", "number", "boolean", "object", "array", "null"];
+
+/// Keywords that give a schema a shape; a schema with none of them means
+/// "any value".
+pub(super) const TYPING_KEYS: &[&str] = &[
+    "type",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "enum",
+    "const",
+    "properties",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "pattern",
+];
 
 /// Keywords that constrain only one kind of value, used to split a type list.
 pub(super) const STRING_KEYS: &[&str] = &["minLength", "maxLength", "pattern"];
@@ -175,6 +122,15 @@ pub(super) const MAP_OF_SCHEMAS: &[&str] = &[
 /// Keywords holding a list of subschemas.
 pub(super) const LIST_OF_SCHEMAS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 
+/// Whether a keyword constrains only one kind of value (see [`STRING_KEYS`]
+/// and its siblings).
+pub(super) fn constrains_one_kind(k: &str) -> bool {
+    STRING_KEYS.contains(&k)
+        || NUMBER_KEYS.contains(&k)
+        || ARRAY_KEYS.contains(&k)
+        || OBJECT_KEYS.contains(&k)
+}
+
 pub(super) fn escape_pointer(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
@@ -219,6 +175,33 @@ pub(super) fn children_mut(
                     out.push((format!("{prefix}/{i}"), sub));
                 }
             }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The subschemas directly under a schema object, with their pointer
+/// suffixes: the read-only twin of [`children_mut`] (definitions included).
+pub(super) fn children(m: &Map<String, Value>) -> Vec<(String, &Value)> {
+    let mut out = Vec::new();
+    for (key, value) in m {
+        let k = key.as_str();
+        let prefix = format!("/{}", escape_pointer(k));
+        match value {
+            Value::Object(map) if MAP_OF_SCHEMAS.contains(&k) => {
+                for (name, sub) in map {
+                    if sub.is_object() || sub.is_boolean() {
+                        out.push((format!("{prefix}/{}", escape_pointer(name)), sub));
+                    }
+                }
+            }
+            Value::Array(list) if LIST_OF_SCHEMAS.contains(&k) => {
+                for (i, sub) in list.iter().enumerate() {
+                    out.push((format!("{prefix}/{i}"), sub));
+                }
+            }
+            Value::Object(_) if SINGLE_SCHEMA.contains(&k) => out.push((prefix, value)),
             _ => {}
         }
     }
@@ -282,6 +265,19 @@ pub(super) fn is_null_schema(v: &Value) -> bool {
 
 pub(super) fn is_object_schema(m: &Map<String, Value>) -> bool {
     has_type(m, "object")
+}
+
+/// The names a schema's `required` lists (strings only).
+pub(super) fn required_names(m: &Map<String, Value>) -> Vec<String> {
+    m.get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 pub(super) fn property_names(m: &Map<String, Value>) -> Vec<String> {

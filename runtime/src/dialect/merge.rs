@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::keywords::{
-    listed_values, property_names, type_names, types_overlap, value_is, ANNOTATIONS,
+    listed_values, property_names, required_names, type_names, types_overlap, value_is, ANNOTATIONS,
 };
 
 /// Merges `allOf` members into their parent when they do not contradict each other.
@@ -222,18 +222,10 @@ pub(super) fn requires_forbidden(
     if !b_closed {
         return false;
     }
-    let required: Vec<String> = if closes {
+    let required = if closes {
         property_names(a)
     } else {
-        a.get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
+        required_names(a)
     };
     let b_props = property_names(b);
     required.iter().any(|k| !b_props.contains(k))
@@ -241,18 +233,7 @@ pub(super) fn requires_forbidden(
 
 /// Both require a property whose listed values differ (an internal tag).
 pub(super) fn tagged_apart(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    let required = |m: &Map<String, Value>| -> Vec<String> {
-        m.get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (ra, rb) = (required(a), required(b));
+    let (ra, rb) = (required_names(a), required_names(b));
     let prop = |m: &Map<String, Value>, k: &str| -> Option<Vec<Value>> {
         m.get("properties")?
             .get(k)?

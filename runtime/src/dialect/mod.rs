@@ -205,12 +205,18 @@
 //! rewrite saw it (after `$ref` inlining); an issue about the envelope (name,
 //! shape) has the empty path and says so in its message.
 
+// `rules` holds one table per dialect, which everything below reads;
+// `inline` is the baseline (the `$ref` inliner, normalisation, the root
+// object); `passes` the per-node rewrites, with `merge` for `allOf` and
+// `oneOf`; `envelope` the outer shape; `checks` the validator; `keywords`
+// the schema vocabulary they share.
 mod checks;
 mod envelope;
 mod inline;
 mod keywords;
 mod merge;
 mod passes;
+mod rules;
 
 use std::fmt;
 
@@ -261,30 +267,22 @@ impl Dialect {
     /// spaces, so `openai-strict`, `OpenAI_Strict`, `llama.cpp` and `llamacpp`
     /// all work; `strict` and `llama` are accepted as short forms.
     pub fn parse(s: &str) -> Option<Dialect> {
-        let key: String = s
-            .chars()
-            .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
-            .map(|c| c.to_ascii_lowercase())
-            .collect();
-        match key.as_str() {
-            "openai" => Some(Dialect::OpenAi),
-            "openaistrict" | "strict" => Some(Dialect::OpenAiStrict),
-            "gemini" => Some(Dialect::Gemini),
-            "llamacpp" | "llama" => Some(Dialect::LlamaCpp),
-            "mcp" => Some(Dialect::Mcp),
-            _ => None,
-        }
+        let key = |s: &str| -> String {
+            s.chars()
+                .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
+                .map(|c| c.to_ascii_lowercase())
+                .collect()
+        };
+        let wanted = key(s);
+        Dialect::ALL.into_iter().find(|d| {
+            let rules = d.rules();
+            key(rules.name) == wanted || rules.aliases.contains(&wanted.as_str())
+        })
     }
 
     /// The canonical name, which [`Dialect::parse`] reads back.
     pub fn name(&self) -> &'static str {
-        match self {
-            Dialect::OpenAi => "openai",
-            Dialect::OpenAiStrict => "openai-strict",
-            Dialect::Gemini => "gemini",
-            Dialect::LlamaCpp => "llama-cpp",
-            Dialect::Mcp => "mcp",
-        }
+        self.rules().name
     }
 }
 
@@ -346,12 +344,8 @@ pub fn rewrite(tool: &Value, dialect: Dialect) -> Result<Value, Vec<DialectIssue
     let parameters = parts.parameters.clone().unwrap_or_else(empty_object_schema);
     let mut schema = baseline(&parameters, &mut found);
     root_object(&mut schema, &mut found);
-    if found.is_empty() && !matches!(dialect, Dialect::OpenAi | Dialect::Mcp) {
-        let mut cx = Cx {
-            dialect,
-            found: &mut found,
-        };
-        cx.transform(&mut schema, "", 0);
+    if found.is_empty() && dialect.rules().constrained {
+        Cx::new(dialect, &mut found).transform(&mut schema, "", 0);
     }
     if !found.is_empty() {
         return Err(tag(found));

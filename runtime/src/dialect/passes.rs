@@ -1,39 +1,39 @@
 //! The rewrite passes that turn a baseline schema into one dialect's form,
 //! node by node (see the module docs of [`super`] for what each dialect keeps,
-//! rewrites, drops and rejects).
+//! rewrites, drops and rejects). Each pass reads the rule it needs from the
+//! dialect's [`Rules`] table; none asks which dialect it serves.
 
 use serde_json::{Map, Value};
 
 use super::keywords::{
-    child_path, children_mut, has_type, is_null_schema, is_object_schema, materialize_bounds,
-    number, numeric_format_bounds, property_names, type_names, value_is, value_kind, ANNOTATIONS,
-    ANY_TYPES, ARRAY_KEYS, GEMINI_KEYS, GEMINI_UNEXPRESSIBLE, LLAMA_FORMATS, LLAMA_UNEXPRESSIBLE,
-    NUMBER_KEYS, OBJECT_KEYS, STRICT_FORMATS, STRICT_KEYS, STRICT_UNEXPRESSIBLE, STRING_KEYS,
-    UNEXPRESSIBLE,
+    child_path, children_mut, constrains_one_kind, has_type, is_null_schema, is_object_schema,
+    materialize_bounds, number, numeric_format_bounds, property_names, required_names, type_names,
+    value_is, value_kind, ANNOTATIONS, ANY_TYPES, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS,
+    STRING_KEYS, TYPING_KEYS, UNEXPRESSIBLE,
 };
 use super::merge::{merge_all_of, one_of_to_any_of};
+use super::rules::{Const, Formats, Objects, Rules, TypeList, Untyped};
 use super::{Dialect, Found, MAX_SCHEMA_DEPTH};
 
+/// One rewrite of a schema for one dialect, collecting its issues.
 pub(super) struct Cx<'a> {
-    pub(super) dialect: Dialect,
-    pub(super) found: &'a mut Vec<Found>,
+    /// Named in messages.
+    dialect: Dialect,
+    rules: &'static Rules,
+    found: &'a mut Vec<Found>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    pub(super) fn new(dialect: Dialect, found: &'a mut Vec<Found>) -> Self {
+        Cx {
+            dialect,
+            rules: dialect.rules(),
+            found,
+        }
+    }
+
     fn issue(&mut self, path: &str, message: String) {
         self.found.push((path.to_string(), message));
-    }
-
-    fn strict(&self) -> bool {
-        self.dialect == Dialect::OpenAiStrict
-    }
-
-    fn gemini(&self) -> bool {
-        self.dialect == Dialect::Gemini
-    }
-
-    fn llama(&self) -> bool {
-        self.dialect == Dialect::LlamaCpp
     }
 
     pub(super) fn transform(&mut self, node: &mut Value, path: &str, depth: usize) {
@@ -64,8 +64,8 @@ impl Cx<'_> {
         for (suffix, child) in children_mut(m, false) {
             self.transform(child, &format!("{path}{suffix}"), depth + 1);
         }
-        if self.strict() {
-            self.strict_object(m, path);
+        if self.rules.objects == Objects::Closed {
+            self.close_object(m, path);
         }
     }
 
@@ -82,48 +82,38 @@ impl Cx<'_> {
                 self.issue(&child_path(path, &["allOf"]), msg);
             }
         }
-        if (self.strict() || self.gemini()) && m.contains_key("oneOf") {
-            if let Err(msg) = one_of_to_any_of(m, self.strict()) {
+        if self.rules.one_of_as_any_of && m.contains_key("oneOf") {
+            let closes_objects = self.rules.objects == Objects::Closed;
+            if let Err(msg) = one_of_to_any_of(m, closes_objects) {
                 self.issue(&child_path(path, &["oneOf"]), msg);
                 m.remove("oneOf");
             }
         }
-        if self.gemini() {
+        if self.rules.nullable_keyword {
             hoist_null_branches(m);
         }
         self.constant(m, path);
-        if (self.strict() || self.gemini()) && !m.contains_key("type") {
+        if self.rules.infer_type && !m.contains_key("type") {
             infer_type(m);
         }
         self.format(m, path);
         self.exclusive_bounds(m, path);
         self.type_list(m, path);
-        if self.gemini() {
-            self.gemini_enum(m, path);
-        }
+        self.enum_values(m, path);
         // Follow-up complaints about a node already reported would be noise.
         let quiet = self.found.len() > before;
         self.any_value(m, path, quiet);
-        if (self.strict() || self.gemini())
-            && !m.contains_key("type")
-            && m.contains_key("properties")
-        {
+        if self.rules.infer_type && !m.contains_key("type") && m.contains_key("properties") {
             m.insert("type".into(), "object".into());
         }
-        if self.strict() || self.gemini() {
-            self.closed_forms(m, path, root, quiet);
+        if self.rules.explicit_shapes {
+            self.explicit_shapes(m, path, root, quiet);
         }
         self.drop_unsupported(m);
     }
 
     fn reject_keywords(&mut self, m: &mut Map<String, Value>, path: &str) {
-        let extra: &[&str] = match self.dialect {
-            Dialect::OpenAiStrict => STRICT_UNEXPRESSIBLE,
-            Dialect::Gemini => GEMINI_UNEXPRESSIBLE,
-            Dialect::LlamaCpp => LLAMA_UNEXPRESSIBLE,
-            Dialect::OpenAi | Dialect::Mcp => &[],
-        };
-        for k in UNEXPRESSIBLE.iter().chain(extra) {
+        for k in UNEXPRESSIBLE.iter().chain(self.rules.unexpressible) {
             if m.remove(*k).is_some() {
                 self.issue(
                     &child_path(path, &[k]),
@@ -134,7 +124,7 @@ impl Cx<'_> {
                 );
             }
         }
-        if !self.llama() && m.get("items").is_some_and(Value::is_array) {
+        if !self.rules.tuple_items && m.get("items").is_some_and(Value::is_array) {
             m.remove("items");
             self.issue(
                 &child_path(path, &["items"]),
@@ -144,7 +134,7 @@ impl Cx<'_> {
     }
 
     fn constant(&mut self, m: &mut Map<String, Value>, path: &str) {
-        if self.llama() {
+        if self.rules.constant == Const::Keep {
             return;
         }
         let Some(c) = m.remove("const") else { return };
@@ -157,7 +147,7 @@ impl Cx<'_> {
                 return;
             }
         }
-        if self.gemini() {
+        if self.rules.constant == Const::EnumOrBounds {
             match &c {
                 Value::Number(n) => {
                     let v = n.as_f64().unwrap_or_default();
@@ -179,8 +169,9 @@ impl Cx<'_> {
                     self.issue(
                         &child_path(path, &["const"]),
                         format!(
-                            "a `const` of kind {} cannot be expressed for gemini",
-                            value_kind(&c)
+                            "a `const` of kind {} cannot be expressed for {}",
+                            value_kind(&c),
+                            self.dialect
                         ),
                     );
                     return;
@@ -203,15 +194,12 @@ impl Cx<'_> {
         let stringy = types.is_empty() || is("string");
         let numeric = is("integer") || is("number");
         let f = format.as_str();
-        let keep = match self.dialect {
-            Dialect::OpenAiStrict => stringy && STRICT_FORMATS.contains(&f),
-            Dialect::Gemini => {
-                (is("string") && matches!(f, "enum" | "date-time"))
-                    || (is("integer") && matches!(f, "int32" | "int64"))
-                    || (is("number") && matches!(f, "float" | "double"))
+        let keep = match self.rules.formats {
+            Formats::All => true,
+            Formats::Documented(kept) | Formats::Known(kept) => stringy && kept.contains(&f),
+            Formats::PerType(per_type) => {
+                per_type.iter().any(|(t, kept)| is(t) && kept.contains(&f))
             }
-            Dialect::LlamaCpp => stringy && LLAMA_FORMATS.contains(&f),
-            Dialect::OpenAi | Dialect::Mcp => true,
         };
         if keep {
             return;
@@ -219,9 +207,12 @@ impl Cx<'_> {
         m.remove("format");
         match numeric_format_bounds(f) {
             Some((min, max)) if numeric => materialize_bounds(m, min, max),
-            _ if self.strict() => self.issue(
+            _ if self.rules.format_loss_is_issue => self.issue(
                 &child_path(path, &["format"]),
-                format!("`format: {f}` is not supported in strict mode and would be lost"),
+                format!(
+                    "`format: {f}` is not supported {} and would be lost",
+                    self.rules.by
+                ),
             ),
             _ => {}
         }
@@ -234,7 +225,7 @@ impl Cx<'_> {
         ] {
             match m.get(exclusive).cloned() {
                 None => {}
-                Some(Value::Number(n)) if self.gemini() => {
+                Some(Value::Number(n)) if self.rules.exclusive_as_inclusive => {
                     m.remove(exclusive);
                     let only_integer = type_names(m).iter().all(|t| t == "integer" || t == "null")
                         && has_type(m, "integer");
@@ -243,7 +234,8 @@ impl Cx<'_> {
                         self.issue(
                             &child_path(path, &[exclusive]),
                             format!(
-                                "`{exclusive}` on a non-integer cannot be expressed for gemini"
+                                "`{exclusive}` on a non-integer cannot be expressed for {}",
+                                self.dialect
                             ),
                         );
                         continue;
@@ -281,11 +273,10 @@ impl Cx<'_> {
 
     fn type_list(&mut self, m: &mut Map<String, Value>, path: &str) {
         let Some(Value::Array(list)) = m.get("type") else {
-            if self.gemini() && m.get("type").and_then(Value::as_str) == Some("null") {
-                self.issue(
-                    &child_path(path, &["type"]),
-                    "a schema of type `null` alone cannot be expressed for gemini".into(),
-                );
+            if self.rules.type_list == TypeList::One
+                && m.get("type").and_then(Value::as_str) == Some("null")
+            {
+                self.lone_null(path);
             }
             return;
         };
@@ -296,13 +287,10 @@ impl Cx<'_> {
             .collect();
         let nullable = types.iter().any(|t| t == "null");
         let non_null: Vec<String> = types.into_iter().filter(|t| t != "null").collect();
-        match self.dialect {
-            Dialect::Gemini => {
+        match self.rules.type_list {
+            TypeList::One => {
                 if non_null.is_empty() {
-                    self.issue(
-                        &child_path(path, &["type"]),
-                        "a schema of type `null` alone cannot be expressed for gemini".into(),
-                    );
+                    self.lone_null(path);
                     m.remove("type");
                     return;
                 }
@@ -316,7 +304,7 @@ impl Cx<'_> {
                     split_types(m, &non_null, false);
                 }
             }
-            Dialect::OpenAiStrict => {
+            TypeList::PrimitiveOrNull => {
                 let structured = non_null.iter().any(|t| t == "object" || t == "array");
                 if non_null.len() > 1 || (structured && nullable) {
                     let mut all = non_null;
@@ -328,7 +316,7 @@ impl Cx<'_> {
                     m.insert("type".into(), non_null[0].clone().into());
                 }
             }
-            Dialect::LlamaCpp => {
+            TypeList::UnconstrainedOnly => {
                 let mut all = non_null;
                 if nullable {
                     all.push("null".into());
@@ -338,38 +326,51 @@ impl Cx<'_> {
                     return;
                 }
                 let constrained = m.keys().any(|k| {
-                    STRING_KEYS.contains(&k.as_str())
-                        || NUMBER_KEYS.contains(&k.as_str())
-                        || ARRAY_KEYS.contains(&k.as_str())
-                        || OBJECT_KEYS.contains(&k.as_str())
-                        || matches!(k.as_str(), "enum" | "const" | "format")
+                    constrains_one_kind(k) || matches!(k.as_str(), "enum" | "const" | "format")
                 });
                 if constrained {
                     split_types(m, &all, true);
                 }
             }
-            Dialect::OpenAi | Dialect::Mcp => {}
+            TypeList::Keep => {}
         }
     }
 
-    fn gemini_enum(&mut self, m: &mut Map<String, Value>, path: &str) {
-        if m.get("enum")
-            .is_some_and(|e| e.as_array().is_some_and(|a| a.contains(&Value::Null)))
+    fn lone_null(&mut self, path: &str) {
+        self.issue(
+            &child_path(path, &["type"]),
+            format!(
+                "a schema of type `null` alone cannot be expressed for {}",
+                self.dialect
+            ),
+        );
+    }
+
+    /// `null` among the `enum` values as `nullable`; string-only enums.
+    fn enum_values(&mut self, m: &mut Map<String, Value>, path: &str) {
+        if self.rules.nullable_keyword
+            && m.get("enum")
+                .is_some_and(|e| e.as_array().is_some_and(|a| a.contains(&Value::Null)))
         {
             m.insert("nullable".into(), Value::Bool(true));
             drop_null_from_enum(m);
+        }
+        if !self.rules.string_enums {
+            return;
         }
         if let Some(values) = m.get("enum").and_then(Value::as_array) {
             if values.is_empty() {
                 self.issue(
                     &child_path(path, &["enum"]),
-                    "an empty `enum` (or one holding only null) cannot be expressed for gemini"
-                        .into(),
+                    format!(
+                        "an empty `enum` (or one holding only null) cannot be expressed for {}",
+                        self.dialect
+                    ),
                 );
             } else if !values.iter().all(Value::is_string) {
                 self.issue(
                     &child_path(path, &["enum"]),
-                    "gemini enums hold strings only".into(),
+                    format!("{} enums hold strings only", self.dialect),
                 );
             }
         }
@@ -377,26 +378,13 @@ impl Cx<'_> {
 
     /// A schema without any typing keyword means "any value".
     fn any_value(&mut self, m: &mut Map<String, Value>, path: &str, quiet: bool) {
-        let typed = [
-            "type",
-            "anyOf",
-            "oneOf",
-            "allOf",
-            "enum",
-            "const",
-            "properties",
-            "additionalProperties",
-            "items",
-            "prefixItems",
-            "pattern",
-        ]
-        .iter()
-        .any(|k| m.contains_key(*k));
-        if typed {
+        if TYPING_KEYS.iter().any(|k| m.contains_key(*k)) {
             return;
         }
-        if self.strict() || self.gemini() {
-            if !quiet {
+        match self.rules.untyped {
+            Untyped::Keep => {}
+            Untyped::Reject if quiet => {}
+            Untyped::Reject => {
                 self.issue(
                     path,
                     format!(
@@ -405,27 +393,22 @@ impl Cx<'_> {
                     ),
                 );
             }
-        } else if self.llama() {
-            let all: Vec<String> = ANY_TYPES.iter().map(|t| t.to_string()).collect();
-            let constrained = m.keys().any(|k| {
-                STRING_KEYS.contains(&k.as_str())
-                    || NUMBER_KEYS.contains(&k.as_str())
-                    || ARRAY_KEYS.contains(&k.as_str())
-                    || OBJECT_KEYS.contains(&k.as_str())
-            });
-            if constrained {
-                split_types(m, &all, true);
-            } else {
-                m.insert(
-                    "type".into(),
-                    Value::Array(all.into_iter().map(Value::String).collect()),
-                );
+            Untyped::AllTypes => {
+                let all: Vec<String> = ANY_TYPES.iter().map(|t| t.to_string()).collect();
+                if m.keys().any(|k| constrains_one_kind(k)) {
+                    split_types(m, &all, true);
+                } else {
+                    m.insert(
+                        "type".into(),
+                        Value::Array(all.into_iter().map(Value::String).collect()),
+                    );
+                }
             }
         }
     }
 
-    /// Object and array rules shared by strict and Gemini.
-    fn closed_forms(&mut self, m: &mut Map<String, Value>, path: &str, root: bool, quiet: bool) {
+    /// Objects and arrays must say what they hold.
+    fn explicit_shapes(&mut self, m: &mut Map<String, Value>, path: &str, root: bool, quiet: bool) {
         let mut map_like = false;
         match m.get("additionalProperties") {
             Some(Value::Object(s)) if !s.is_empty() => {
@@ -441,10 +424,9 @@ impl Cx<'_> {
             }
             _ => {}
         }
-        if self.gemini() {
+        let unmarked = self.rules.objects == Objects::Unmarked;
+        if unmarked {
             m.remove("additionalProperties");
-        }
-        if self.gemini() {
             let props = property_names(m);
             let required = m
                 .get("required")
@@ -466,15 +448,21 @@ impl Cx<'_> {
                 .and_then(Value::as_object)
                 .is_none_or(Map::is_empty);
             let closed = m.get("additionalProperties") == Some(&Value::Bool(false));
-            if empty && self.gemini() {
+            if empty && unmarked {
                 self.issue(
                     path,
-                    "a nested object without properties cannot be expressed for gemini".into(),
+                    format!(
+                        "a nested object without properties cannot be expressed for {}",
+                        self.dialect
+                    ),
                 );
             } else if empty && !closed {
                 self.issue(
                     path,
-                    "a free-form nested object (no properties) cannot be expressed in strict mode, which would only accept `{}`".into(),
+                    format!(
+                        "a free-form nested object (no properties) cannot be expressed {}, which would only accept `{{}}`",
+                        self.rules.by
+                    ),
                 );
             }
         }
@@ -491,30 +479,19 @@ impl Cx<'_> {
 
     /// Drops what the dialect does not carry and cannot lose meaning by losing.
     fn drop_unsupported(&self, m: &mut Map<String, Value>) {
-        let keep: &[&str] = match self.dialect {
-            Dialect::OpenAiStrict => STRICT_KEYS,
-            Dialect::Gemini => GEMINI_KEYS,
-            _ => return,
-        };
-        m.retain(|k, _| keep.contains(&k.as_str()));
+        if let Some(keep) = self.rules.keys {
+            m.retain(|k, _| keep.contains(&k.as_str()));
+        }
     }
 
-    /// Strict mode, after the children: close the object and require every property.
-    fn strict_object(&mut self, m: &mut Map<String, Value>, path: &str) {
+    /// [`Objects::Closed`], after the children: close the object and require
+    /// every property, making the optional ones nullable.
+    fn close_object(&mut self, m: &mut Map<String, Value>, path: &str) {
         if !is_object_schema(m) {
             return;
         }
         m.insert("additionalProperties".into(), Value::Bool(false));
-        let required: Vec<String> = m
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let required = required_names(m);
         let Some(Value::Object(props)) = m.get_mut("properties") else {
             return;
         };
@@ -672,14 +649,7 @@ pub(super) fn split_types(m: &mut Map<String, Value>, types: &[String], null_bra
     }
     m.retain(|k, _| {
         let k = k.as_str();
-        !(k == "type"
-            || k == "enum"
-            || k == "const"
-            || k == "format"
-            || STRING_KEYS.contains(&k)
-            || NUMBER_KEYS.contains(&k)
-            || ARRAY_KEYS.contains(&k)
-            || OBJECT_KEYS.contains(&k))
+        !(matches!(k, "type" | "enum" | "const" | "format") || constrains_one_kind(k))
     });
     if let [Value::Object(only)] = branches.as_slice() {
         for (k, v) in only {
