@@ -219,6 +219,7 @@ mod passes;
 mod rules;
 
 use std::fmt;
+use std::str::FromStr;
 
 use serde_json::Value;
 
@@ -266,6 +267,8 @@ impl Dialect {
     /// Parses a dialect name: ASCII case is ignored, as are `-`, `_`, `.` and
     /// spaces, so `openai-strict`, `OpenAI_Strict`, `llama.cpp` and `llamacpp`
     /// all work; `strict` and `llama` are accepted as short forms.
+    /// `"llama-cpp".parse::<Dialect>()` does the same with an error that
+    /// names the known dialects.
     pub fn parse(s: &str) -> Option<Dialect> {
         let key = |s: &str| -> String {
             s.chars()
@@ -291,6 +294,45 @@ impl fmt::Display for Dialect {
         f.write_str(self.name())
     }
 }
+
+impl FromStr for Dialect {
+    type Err = ParseDialectError;
+
+    /// As [`Dialect::parse`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Dialect::parse(s).ok_or_else(|| ParseDialectError {
+            input: s.to_string(),
+        })
+    }
+}
+
+/// A name that is no [`Dialect`]; its message lists the known ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseDialectError {
+    input: String,
+}
+
+impl ParseDialectError {
+    /// The name that was not recognized.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+}
+
+impl fmt::Display for ParseDialectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "unknown dialect `{}`; expected one of: ", self.input)?;
+        for (i, d) in Dialect::ALL.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(d.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParseDialectError {}
 
 /// One construct that a dialect cannot carry without changing its meaning,
 /// or one rule that a dialect-form tool breaks.
