@@ -1084,6 +1084,34 @@ fn dialect_names_round_trip() {
     assert_eq!(Dialect::parse(""), None);
 }
 
+#[test]
+fn dialect_from_str_agrees_with_parse_and_names_the_known_ones() {
+    for s in [
+        "openai",
+        "OpenAI_Strict",
+        "strict",
+        "Gemini",
+        "llama.cpp",
+        "llama",
+        "MCP",
+    ] {
+        assert_eq!(s.parse::<Dialect>().ok(), Dialect::parse(s), "{s}");
+        assert!(Dialect::parse(s).is_some(), "{s}");
+    }
+    for bad in ["anthropic", "", "open ai strict x"] {
+        let err = bad.parse::<Dialect>().unwrap_err();
+        assert_eq!(err.input(), bad);
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("unknown dialect `{bad}`")),
+            "{message}"
+        );
+        for d in Dialect::ALL {
+            assert!(message.contains(d.name()), "{message} lacks {d}");
+        }
+    }
+}
+
 /// The realistic tools of the table, each with its exact output for every dialect.
 fn cases() -> Vec<Case> {
     vec![
