@@ -213,13 +213,12 @@ fn schema(
     dialect: &str,
     profile: &Profile,
 ) -> ExitCode {
-    let Some(dialect) = Dialect::parse(dialect) else {
-        let known: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
-        eprintln!(
-            "error: unknown dialect `{dialect}`; expected one of: {}",
-            known.join(", ")
-        );
-        return ExitCode::from(2);
+    let dialect: Dialect = match dialect.parse() {
+        Ok(dialect) => dialect,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     let enabled: Option<Vec<&str>> = toolsets
         .as_ref()
