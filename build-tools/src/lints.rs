@@ -28,6 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
+use hermes_tool_facts::is_name_char;
 use hermes_tool_model::{ParamKind, ToolFn};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -294,11 +295,6 @@ impl<'a> ToolNames<'a> {
                 .collect(),
         }
     }
-}
-
-/// Characters of a tool name: a mention is a whole word of these.
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 /// The whole words of `text` (runs of tool-name characters) with their byte offsets.

@@ -224,7 +224,7 @@ impl Registry {
         map: &mut HashMap<String, Arc<RuntimeTool>>,
         spec: RuntimeToolSpec,
     ) -> Result<(String, String, Option<String>), RegisterError> {
-        if !hermes_name_ok(&spec.name) {
+        if !hermes_tool_facts::is_valid_tool_name(&spec.name) {
             return Err(RegisterError::InvalidName(spec.name));
         }
         let existing = map
@@ -485,12 +485,4 @@ impl Registry {
                 .collect(),
         )
     }
-}
-
-fn hermes_name_ok(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
