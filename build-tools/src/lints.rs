@@ -28,7 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use hermes_tool_facts::is_name_char;
+use hermes_tool_facts::{is_name_char, BRIDGE_TOOLS, HOME_PLACEHOLDER};
 use hermes_tool_model::{ParamKind, ToolFn};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -39,14 +39,6 @@ use crate::diagnostic::Label;
 use crate::discover::{DiscoveredTool, Discovery};
 use crate::toolsets::{resolve_static, Table};
 use crate::{Diagnostic, TOOLSETS_FILE};
-
-/// The tools progressive disclosure adds to a session (BEHAVIOUR.md §5.6):
-/// no tool may take one of their names.
-pub const BRIDGE_TOOLS: [&str; 3] = ["tool_search", "tool_describe", "tool_call"];
-
-/// How descriptions write the home of the profile a call runs under
-/// (definitions substitute it).
-pub use hermes_runtime::definitions::HOME_PLACEHOLDER;
 
 /// The longest tool description function-calling providers accept.
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
