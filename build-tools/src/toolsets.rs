@@ -64,14 +64,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use hermes_tool_facts::{is_all_toolsets, BUNDLE_PREFIX};
 use serde::Deserialize;
 use toml::Spanned;
-
-/// Prefix of the toolsets generated from `[platforms.*]`.
-pub const BUNDLE_PREFIX: &str = "hermes-";
-
-/// Names that mean "every toolset" and so cannot name a toolset, alias or legacy entry.
-pub const RESERVED_NAMES: [&str; 2] = ["all", "*"];
 
 /// A 1-based position in the TOML text (column counted in characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -568,7 +563,7 @@ impl<'t> Checker<'t> {
     }
 
     fn check_name(&mut self, what: &str, entry: &Entry) {
-        if RESERVED_NAMES.contains(&entry.name.as_str()) {
+        if is_all_toolsets(&entry.name) {
             self.push(
                 TableErrorKind::ReservedName,
                 entry.pos,
@@ -630,7 +625,7 @@ impl<'t> Checker<'t> {
                 );
                 continue;
             }
-            if RESERVED_NAMES.contains(&inc.name.as_str()) {
+            if is_all_toolsets(&inc.name) {
                 self.push(
                     TableErrorKind::ReservedName,
                     inc.pos,
@@ -781,7 +776,7 @@ impl<'t> Checker<'t> {
                     continue;
                 };
                 top.1 += 1;
-                if RESERVED_NAMES.contains(&inc.name.as_str()) {
+                if is_all_toolsets(&inc.name) {
                     continue; // reported as a reserved name
                 }
                 let Some(child) = target(&inc.name) else {
@@ -921,7 +916,7 @@ pub fn resolve_static(table: &Table) -> BTreeMap<String, Vec<String>> {
             let mut pending: Vec<&str> = vec![root];
             let mut all_done = false;
             while let Some(name) = pending.pop() {
-                if RESERVED_NAMES.contains(&name) {
+                if is_all_toolsets(name) {
                     if !all_done {
                         all_done = true;
                         pending.extend(by_name.keys().copied());

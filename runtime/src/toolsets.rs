@@ -23,15 +23,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// Names that stand for every toolset.
-pub const ALL_TOOLSETS: [&str; 2] = ["all", "*"];
+/// Names that stand for every toolset, and the prefix of platform bundles
+/// (`hermes-cli`, `hermes-discord`, …): shared with the build step.
+pub use hermes_tool_facts::{ALL_TOOLSETS, BUNDLE_PREFIX};
 
-/// Prefix of platform bundles (`hermes-cli`, `hermes-discord`, …).
-pub const BUNDLE_PREFIX: &str = "hermes-";
-
-fn is_all(name: &str) -> bool {
-    ALL_TOOLSETS.contains(&name)
-}
+use hermes_tool_facts::is_all_toolsets as is_all;
 
 /// One toolset of the static table, as the build emits it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
