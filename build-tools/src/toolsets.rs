@@ -1,8 +1,8 @@
 //! The declarative toolset file (`toolsets.toml`): parsed and validated at build time.
 //!
 //! One TOML file declares every static toolset, the core tool list, the
-//! webhook-safe list, the agent-loop tools, the `hermes-<platform>` bundles,
-//! legacy toolset names and toolset aliases. The build parses it with
+//! webhook-safe list, the `hermes-<platform>` bundles, legacy toolset names
+//! and toolset aliases. The build parses it with
 //! [`parse_table`], checks it against the tools the crate really registers with
 //! [`validate`], and emits static data from [`resolve_static`] /
 //! [`Table::expanded_toolsets`] for `hermes_runtime::toolsets::Toolsets` to use at run time.
@@ -15,9 +15,6 @@
 //!
 //! # Tools that may see untrusted input (webhooks): read-only tools only.
 //! webhook_safe = ["web_search", "clarify"]
-//!
-//! # Tools owned by the agent loop (intercepted before dispatch). Optional.
-//! agent_loop = ["todo"]
 //!
 //! [toolsets.web]
 //! description = "Search the web and read pages"
@@ -162,8 +159,6 @@ pub struct Table {
     pub core: Vec<Entry>,
     /// The webhook-safe list, in file order.
     pub webhook_safe: Vec<Entry>,
-    /// Tools owned by the agent loop, in file order.
-    pub agent_loop: Vec<Entry>,
     /// Declared toolsets, sorted by name.
     pub toolsets: Vec<ToolsetDef>,
     /// Platform bundles, sorted by platform name.
@@ -335,8 +330,6 @@ struct RawFile {
     #[serde(default)]
     webhook_safe: Vec<SpannedName>,
     #[serde(default)]
-    agent_loop: Vec<SpannedName>,
-    #[serde(default)]
     toolsets: BTreeMap<SpannedName, RawToolset>,
     #[serde(default)]
     platforms: BTreeMap<SpannedName, RawPlatform>,
@@ -487,7 +480,6 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
     Ok(Table {
         core: index.entries(&raw.core),
         webhook_safe: index.entries(&raw.webhook_safe),
-        agent_loop: index.entries(&raw.agent_loop),
         toolsets,
         platforms,
         legacy,
@@ -833,7 +825,6 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
 
     c.check_tool_list("`core`", &table.core);
     c.check_tool_list("`webhook_safe`", &table.webhook_safe);
-    c.check_tool_list("`agent_loop`", &table.agent_loop);
     for t in &table.toolsets {
         c.check_name("a toolset", &t.name);
         c.check_tool_list(&format!("toolset `{}`", t.name.name), &t.tools);
@@ -982,7 +973,6 @@ pub fn emit_rust(table: &Table, types: &str, item: &str) -> String {
     for (field, entries) in [
         ("core", &table.core),
         ("webhook_safe", &table.webhook_safe),
-        ("agent_loop", &table.agent_loop),
     ] {
         out.push_str(&format!("    {field}: "));
         list(&mut out, entries);

@@ -27,7 +27,12 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
 /// Default per-call timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Tools the agent loop owns; they never reach a handler of the registry.
+/// Tools the agent loop owns (the reference's four): dispatch never runs a
+/// handler of the registry for them, registered or not; it answers through
+/// the executor the agent set ([`Registry::set_agent_loop_executor`]), or
+/// with `{"error": "NAME must be handled by the agent loop"}`. The one list:
+/// `hermes_tools::install_agent_loop_executors` covers those of them the
+/// registry holds.
 pub const AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory", "session_search", "delegate_task"];
 
 /// An inline executor the agent registers for an agent-loop tool.

@@ -104,8 +104,6 @@ pub struct StaticTable {
     pub core: &'static [&'static str],
     /// The webhook-safe list.
     pub webhook_safe: &'static [&'static str],
-    /// Tools owned by the agent loop.
-    pub agent_loop: &'static [&'static str],
     /// Legacy names.
     pub legacy: &'static [StaticLegacy],
     /// Aliases.
@@ -118,7 +116,6 @@ impl StaticTable {
         toolsets: &[],
         core: &[],
         webhook_safe: &[],
-        agent_loop: &[],
         legacy: &[],
         aliases: &[],
     };
@@ -485,16 +482,6 @@ impl Toolsets {
     /// The webhook-safe list, in table order.
     pub fn webhook_safe_tools(&self) -> &'static [&'static str] {
         self.table.webhook_safe
-    }
-
-    /// Tools owned by the agent loop, in table order.
-    pub fn agent_loop_tools(&self) -> &'static [&'static str] {
-        self.table.agent_loop
-    }
-
-    /// Whether `tool` is owned by the agent loop.
-    pub fn is_agent_loop(&self, tool: &str) -> bool {
-        self.table.agent_loop.contains(&tool)
     }
 
     // -- mutations ------------------------------------------------------------

@@ -184,7 +184,6 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
         ],
         core: &["echo", "notes_read"],
         webhook_safe: &["echo"],
-        agent_loop: &[],
         legacy: &[::hermes_runtime::toolsets::StaticLegacy {
             name: "old_search",
             tools: &["gated_search"],

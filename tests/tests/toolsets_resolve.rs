@@ -126,7 +126,6 @@ const REF: StaticTable = StaticTable {
     toolsets: REF_TOOLSETS,
     core: CORE,
     webhook_safe: &["web_search", "web_extract", "vision_analyze", "clarify"],
-    agent_loop: &["memory", "todo"],
     legacy: &[
         StaticLegacy {
             name: "web_tools",
@@ -418,7 +417,7 @@ fn bundle_non_core_tools_follows_one_level_only() {
 }
 
 #[test]
-fn core_webhook_legacy_and_agent_loop_lists() {
+fn core_webhook_and_legacy_lists() {
     let t = ts();
     assert_eq!(t.core_tools(), CORE);
     assert!(t.is_core("terminal"));
@@ -432,9 +431,6 @@ fn core_webhook_legacy_and_agent_loop_lists() {
         Some(&["web_search", "web_extract"][..])
     );
     assert_eq!(t.legacy_tools("web"), None);
-    assert_eq!(t.agent_loop_tools(), &["memory", "todo"]);
-    assert!(t.is_agent_loop("todo"));
-    assert!(!t.is_agent_loop("terminal"));
 }
 
 #[test]
@@ -884,7 +880,6 @@ fn static_table_from(table: &table::Table) -> StaticTable {
         toolsets: Box::leak(toolsets.into_boxed_slice()),
         core: names(&table.core),
         webhook_safe: names(&table.webhook_safe),
-        agent_loop: names(&table.agent_loop),
         legacy: Box::leak(legacy.into_boxed_slice()),
         aliases: Box::leak(aliases.into_boxed_slice()),
     }

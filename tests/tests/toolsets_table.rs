@@ -58,7 +58,6 @@ fn real_file_names_only_project_tools() {
     let mut named = Vec::new();
     named.extend(&table.core);
     named.extend(&table.webhook_safe);
-    named.extend(&table.agent_loop);
     for t in &table.toolsets {
         named.extend(&t.tools);
     }
@@ -196,6 +195,13 @@ fn parse_errors_are_located() {
             "missing field `description`",
         ),
         ("[aliases]\nx = 1\n", 2, 5, "invalid type"),
+        // The agent-loop tools are the runtime's `AGENT_LOOP_TOOLS`, not a key.
+        (
+            "core = [\"a\"]\nagent_loop = [\"todo\"]\n",
+            2,
+            1,
+            "unknown field `agent_loop`",
+        ),
     ];
     for (text, line, column, fragment) in cases {
         let errors = match parse_table(text) {
@@ -530,7 +536,6 @@ extras = ["terminal"]
             r#"
 core = ["clarifi"]
 webhook_safe = ["read_fle"]
-agent_loop = ["todo"]
 [platforms.p]
 extras = ["xx"]
 [legacy]
@@ -546,17 +551,11 @@ file_tools = ["write_fil"]
                 (K::UnknownTool, 3, 17, "did you mean `read_file`?"),
                 (
                     K::UnknownTool,
-                    4,
-                    15,
-                    "`agent_loop` names unknown tool `todo`",
-                ),
-                (
-                    K::UnknownTool,
-                    6,
+                    5,
                     11,
                     "platform `p` extras names unknown tool `xx`",
                 ),
-                (K::UnknownTool, 8, 15, "did you mean `write_file`?"),
+                (K::UnknownTool, 7, 15, "did you mean `write_file`?"),
             ],
         ),
     ];

@@ -786,7 +786,6 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
             "clarify",
         ],
         webhook_safe: &["web_search", "web_extract", "clarify"],
-        agent_loop: &["todo", "memory"],
         legacy: &[
             ::hermes_runtime::toolsets::StaticLegacy {
                 name: "file_tools",
