@@ -37,7 +37,7 @@ pub use hermes_tool_model::lints::*;
 
 use crate::diagnostic::Label;
 use crate::discover::{DiscoveredTool, Discovery};
-use crate::toolsets::{resolve_static, Table};
+use crate::toolsets::Table;
 use crate::{Diagnostic, TOOLSETS_FILE};
 
 /// The longest tool description function-calling providers accept.
@@ -151,7 +151,7 @@ fn sort(diagnostics: &mut [Diagnostic]) {
 /// are [`crate::validate_toolsets`]).
 pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
     let names = ToolNames::new(c.discovery);
-    let exposed: BTreeSet<String> = resolve_static(c.table).into_values().flatten().collect();
+    let exposed = c.table.exposed_tools();
     let instructional = InstructionalToolsets::new(c.table);
     let mut out = Vec::new();
     for (_, t) in c.discovery.tools() {

@@ -4,8 +4,8 @@
 //! webhook-safe list, the `hermes-<platform>` bundles, legacy toolset names
 //! and toolset aliases. The build parses it with
 //! [`parse_table`], checks it against the tools the crate really registers with
-//! [`validate`], and emits static data from [`resolve_static`] /
-//! [`Table::expanded_toolsets`] for `hermes_runtime::toolsets::Toolsets` to use at run time.
+//! [`validate`], and emits static data from [`Table::expanded_toolsets`] for
+//! `hermes_runtime::toolsets::Toolsets`, the one resolver, to use at run time.
 //!
 //! # Format
 //!
@@ -216,6 +216,16 @@ impl Table {
             posture: false,
             platform: Some(platform.name.name.clone()),
         }
+    }
+
+    /// Every tool some declared toolset or platform bundle names: what the
+    /// toolsets expose, as an include only brings in another toolset's tools.
+    pub fn exposed_tools(&self) -> BTreeSet<String> {
+        self.expanded_toolsets()
+            .into_iter()
+            .flat_map(|t| t.tools)
+            .map(|e| e.name)
+            .collect()
     }
 
     /// Declared toolsets plus the generated `hermes-<platform>` bundles, sorted by
@@ -868,62 +878,6 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
     let mut errors = c.errors;
     errors.sort_by_key(|a| (a.line, a.column, a.kind));
     errors
-}
-
-// ---------------------------------------------------------------------------
-// Static resolution
-// ---------------------------------------------------------------------------
-
-/// Every toolset (declared and generated) → its resolved tools, sorted and
-/// deduplicated.
-///
-/// Resolution follows `includes` (and aliases named there) with a visited set,
-/// so cycles and diamonds terminate; unknown includes contribute nothing; an
-/// include of `all`/`*` contributes every toolset. Safe to call on a table that
-/// did not validate.
-pub fn resolve_static(table: &Table) -> BTreeMap<String, Vec<String>> {
-    let toolsets = table.expanded_toolsets();
-    let mut by_name: BTreeMap<&str, &ToolsetDef> = BTreeMap::new();
-    for t in &toolsets {
-        by_name.entry(t.name.name.as_str()).or_insert(t);
-    }
-    let aliases: BTreeMap<&str, &str> = table
-        .aliases
-        .iter()
-        .map(|a| (a.alias.name.as_str(), a.target.name.as_str()))
-        .collect();
-    let lookup = |name: &str| -> Option<&ToolsetDef> {
-        by_name
-            .get(name)
-            .or_else(|| aliases.get(name).and_then(|t| by_name.get(t)))
-            .copied()
-    };
-
-    by_name
-        .keys()
-        .map(|root| {
-            let mut visited: BTreeSet<&str> = BTreeSet::new();
-            let mut tools: BTreeSet<String> = BTreeSet::new();
-            let mut pending: Vec<&str> = vec![root];
-            let mut all_done = false;
-            while let Some(name) = pending.pop() {
-                if is_all_toolsets(name) {
-                    if !all_done {
-                        all_done = true;
-                        pending.extend(by_name.keys().copied());
-                    }
-                    continue;
-                }
-                let Some(def) = lookup(name) else { continue };
-                if !visited.insert(def.name.name.as_str()) {
-                    continue;
-                }
-                tools.extend(def.tools.iter().map(|e| e.name.clone()));
-                pending.extend(def.includes.iter().map(|e| e.name.as_str()));
-            }
-            ((*root).to_owned(), tools.into_iter().collect())
-        })
-        .collect()
 }
 
 // ---------------------------------------------------------------------------
