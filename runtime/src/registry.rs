@@ -79,8 +79,6 @@ pub struct StaticTables {
     /// The generated `find_tool`: `tools.get(name)` by a `match`, which
     /// dispatch resolves names with (phf's SipHash is most of a phf lookup).
     pub find_tool: fn(&str) -> Option<&'static ToolEntry>,
-    /// Tool name → the toolset it registers into.
-    pub tool_toolsets: &'static phf::Map<&'static str, &'static str>,
     pub plans: &'static StaticPlans,
     /// The toolset table of `toolsets.toml`.
     pub toolsets: &'static crate::toolsets::StaticTable,
