@@ -924,10 +924,7 @@ pub fn emit_rust(table: &Table, types: &str, item: &str) -> String {
         ));
     }
     out.push_str("    ],\n");
-    for (field, entries) in [
-        ("core", &table.core),
-        ("webhook_safe", &table.webhook_safe),
-    ] {
+    for (field, entries) in [("core", &table.core), ("webhook_safe", &table.webhook_safe)] {
         out.push_str(&format!("    {field}: "));
         list(&mut out, entries);
         out.push_str(",\n");

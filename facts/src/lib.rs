@@ -59,7 +59,14 @@ mod tests {
         for ok in ["a", "read_file", "A-9_z", &"x".repeat(MAX_NAME_LEN)] {
             assert!(is_valid_tool_name(ok), "{ok}");
         }
-        for bad in ["", "a b", "a.b", "é", "tool/x", &"x".repeat(MAX_NAME_LEN + 1)] {
+        for bad in [
+            "",
+            "a b",
+            "a.b",
+            "é",
+            "tool/x",
+            &"x".repeat(MAX_NAME_LEN + 1),
+        ] {
             assert!(!is_valid_tool_name(bad), "{bad}");
         }
     }
