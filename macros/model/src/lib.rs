@@ -16,9 +16,8 @@ pub use ctxt::Ctxt;
 pub use docs::{extract_docs, strip_doc_attrs, Docs};
 pub use params::{Param, ParamKind};
 
+use hermes_tool_facts::{is_valid_tool_name, NAME_PATTERN};
 use proc_macro2::{Span, TokenStream};
-
-pub use hermes_tool_facts::{is_valid_tool_name, NAME_PATTERN};
 
 /// Attribute name as written on a function.
 pub const ATTRIBUTE: &str = "hermes_tool";
