@@ -1,7 +1,7 @@
 //! Renders the registry of a tools crate: module wiring, the phf-indexed
-//! tool table, the tool → toolset table, sorted name lists.
+//! tool table and its `match` twin, the toolset table and its name constants.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -41,26 +41,15 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
 
     let mut map = phf_codegen::Map::new();
     map.phf_path("::hermes_runtime::__private::phf");
-    let mut toolset_map = phf_codegen::Map::new();
-    toolset_map.phf_path("::hermes_runtime::__private::phf");
     for (module, tool) in &tools {
         let entry = tool.tool.entry_ident();
         map.entry(
             tool.tool.name.as_str(),
             format!("&{}::{}", module.name, entry),
         );
-        toolset_map.entry(
-            tool.tool.name.as_str(),
-            format!("{:?}", tool.tool.attr.toolset()),
-        );
     }
     let map = map.build();
-    let toolset_map = toolset_map.build();
     let find_arms = find_arms(&tools);
-
-    let names = tools.iter().map(|(_, t)| t.tool.name.as_str());
-    let toolsets: BTreeSet<&str> = tools.iter().map(|(_, t)| t.tool.attr.toolset()).collect();
-    let toolsets = toolsets.into_iter();
 
     let tokens = quote! {
         #(#modules)*
@@ -78,15 +67,6 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
             }
         }
 
-        /// Tool name → the toolset it registers into.
-        pub static TOOL_TOOLSETS: #rt::phf::Map<&'static str, &'static str> = #toolset_map;
-
-        /// Every built-in tool name, sorted.
-        pub const TOOL_NAMES: &[&str] = &[#(#names),*];
-
-        /// Every toolset a built-in tool registers into, sorted.
-        pub const TOOLSETS: &[&str] = &[#(#toolsets),*];
-
         #[path = "generated_plans.rs"]
         mod plans;
 
@@ -94,7 +74,6 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
             tools: &TOOLS,
             find_tool,
-            tool_toolsets: &TOOL_TOOLSETS,
             plans: &plans::PLANS,
             toolsets: &TOOLSET_TABLE,
         };

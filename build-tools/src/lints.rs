@@ -28,6 +28,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
+use hermes_tool_facts::{is_name_char, BRIDGE_TOOLS, HOME_PLACEHOLDER};
 use hermes_tool_model::{ParamKind, ToolFn};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -36,16 +37,8 @@ pub use hermes_tool_model::lints::*;
 
 use crate::diagnostic::Label;
 use crate::discover::{DiscoveredTool, Discovery};
-use crate::toolsets::{resolve_static, Table};
+use crate::toolsets::Table;
 use crate::{Diagnostic, TOOLSETS_FILE};
-
-/// The tools progressive disclosure adds to a session (BEHAVIOUR.md §5.6):
-/// no tool may take one of their names.
-pub const BRIDGE_TOOLS: [&str; 3] = ["tool_search", "tool_describe", "tool_call"];
-
-/// How descriptions write the home of the profile a call runs under
-/// (definitions substitute it).
-pub use hermes_runtime::definitions::HOME_PLACEHOLDER;
 
 /// The longest tool description function-calling providers accept.
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
@@ -158,7 +151,7 @@ fn sort(diagnostics: &mut [Diagnostic]) {
 /// are [`crate::validate_toolsets`]).
 pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
     let names = ToolNames::new(c.discovery);
-    let exposed: BTreeSet<String> = resolve_static(c.table).into_values().flatten().collect();
+    let exposed = c.table.exposed_tools();
     let instructional = InstructionalToolsets::new(c.table);
     let mut out = Vec::new();
     for (_, t) in c.discovery.tools() {
@@ -294,11 +287,6 @@ impl<'a> ToolNames<'a> {
                 .collect(),
         }
     }
-}
-
-/// Characters of a tool name: a mention is a whole word of these.
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_' || c == '-'
 }
 
 /// The whole words of `text` (runs of tool-name characters) with their byte offsets.

@@ -1,11 +1,11 @@
 //! The declarative toolset file (`toolsets.toml`): parsed and validated at build time.
 //!
 //! One TOML file declares every static toolset, the core tool list, the
-//! webhook-safe list, the agent-loop tools, the `hermes-<platform>` bundles,
-//! legacy toolset names and toolset aliases. The build parses it with
+//! webhook-safe list, the `hermes-<platform>` bundles, legacy toolset names
+//! and toolset aliases. The build parses it with
 //! [`parse_table`], checks it against the tools the crate really registers with
-//! [`validate`], and emits static data from [`resolve_static`] /
-//! [`Table::expanded_toolsets`] for `hermes_runtime::toolsets::Toolsets` to use at run time.
+//! [`validate`], and emits static data from [`Table::expanded_toolsets`] for
+//! `hermes_runtime::toolsets::Toolsets`, the one resolver, to use at run time.
 //!
 //! # Format
 //!
@@ -15,9 +15,6 @@
 //!
 //! # Tools that may see untrusted input (webhooks): read-only tools only.
 //! webhook_safe = ["web_search", "clarify"]
-//!
-//! # Tools owned by the agent loop (intercepted before dispatch). Optional.
-//! agent_loop = ["todo"]
 //!
 //! [toolsets.web]
 //! description = "Search the web and read pages"
@@ -64,14 +61,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use hermes_tool_facts::{is_all_toolsets, BUNDLE_PREFIX};
 use serde::Deserialize;
 use toml::Spanned;
-
-/// Prefix of the toolsets generated from `[platforms.*]`.
-pub const BUNDLE_PREFIX: &str = "hermes-";
-
-/// Names that mean "every toolset" and so cannot name a toolset, alias or legacy entry.
-pub const RESERVED_NAMES: [&str; 2] = ["all", "*"];
 
 /// A 1-based position in the TOML text (column counted in characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
@@ -167,8 +159,6 @@ pub struct Table {
     pub core: Vec<Entry>,
     /// The webhook-safe list, in file order.
     pub webhook_safe: Vec<Entry>,
-    /// Tools owned by the agent loop, in file order.
-    pub agent_loop: Vec<Entry>,
     /// Declared toolsets, sorted by name.
     pub toolsets: Vec<ToolsetDef>,
     /// Platform bundles, sorted by platform name.
@@ -226,6 +216,16 @@ impl Table {
             posture: false,
             platform: Some(platform.name.name.clone()),
         }
+    }
+
+    /// Every tool some declared toolset or platform bundle names: what the
+    /// toolsets expose, as an include only brings in another toolset's tools.
+    pub fn exposed_tools(&self) -> BTreeSet<String> {
+        self.expanded_toolsets()
+            .into_iter()
+            .flat_map(|t| t.tools)
+            .map(|e| e.name)
+            .collect()
     }
 
     /// Declared toolsets plus the generated `hermes-<platform>` bundles, sorted by
@@ -339,8 +339,6 @@ struct RawFile {
     core: Vec<SpannedName>,
     #[serde(default)]
     webhook_safe: Vec<SpannedName>,
-    #[serde(default)]
-    agent_loop: Vec<SpannedName>,
     #[serde(default)]
     toolsets: BTreeMap<SpannedName, RawToolset>,
     #[serde(default)]
@@ -492,7 +490,6 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
     Ok(Table {
         core: index.entries(&raw.core),
         webhook_safe: index.entries(&raw.webhook_safe),
-        agent_loop: index.entries(&raw.agent_loop),
         toolsets,
         platforms,
         legacy,
@@ -568,7 +565,7 @@ impl<'t> Checker<'t> {
     }
 
     fn check_name(&mut self, what: &str, entry: &Entry) {
-        if RESERVED_NAMES.contains(&entry.name.as_str()) {
+        if is_all_toolsets(&entry.name) {
             self.push(
                 TableErrorKind::ReservedName,
                 entry.pos,
@@ -630,7 +627,7 @@ impl<'t> Checker<'t> {
                 );
                 continue;
             }
-            if RESERVED_NAMES.contains(&inc.name.as_str()) {
+            if is_all_toolsets(&inc.name) {
                 self.push(
                     TableErrorKind::ReservedName,
                     inc.pos,
@@ -781,7 +778,7 @@ impl<'t> Checker<'t> {
                     continue;
                 };
                 top.1 += 1;
-                if RESERVED_NAMES.contains(&inc.name.as_str()) {
+                if is_all_toolsets(&inc.name) {
                     continue; // reported as a reserved name
                 }
                 let Some(child) = target(&inc.name) else {
@@ -838,7 +835,6 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
 
     c.check_tool_list("`core`", &table.core);
     c.check_tool_list("`webhook_safe`", &table.webhook_safe);
-    c.check_tool_list("`agent_loop`", &table.agent_loop);
     for t in &table.toolsets {
         c.check_name("a toolset", &t.name);
         c.check_tool_list(&format!("toolset `{}`", t.name.name), &t.tools);
@@ -885,62 +881,6 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
 }
 
 // ---------------------------------------------------------------------------
-// Static resolution
-// ---------------------------------------------------------------------------
-
-/// Every toolset (declared and generated) → its resolved tools, sorted and
-/// deduplicated.
-///
-/// Resolution follows `includes` (and aliases named there) with a visited set,
-/// so cycles and diamonds terminate; unknown includes contribute nothing; an
-/// include of `all`/`*` contributes every toolset. Safe to call on a table that
-/// did not validate.
-pub fn resolve_static(table: &Table) -> BTreeMap<String, Vec<String>> {
-    let toolsets = table.expanded_toolsets();
-    let mut by_name: BTreeMap<&str, &ToolsetDef> = BTreeMap::new();
-    for t in &toolsets {
-        by_name.entry(t.name.name.as_str()).or_insert(t);
-    }
-    let aliases: BTreeMap<&str, &str> = table
-        .aliases
-        .iter()
-        .map(|a| (a.alias.name.as_str(), a.target.name.as_str()))
-        .collect();
-    let lookup = |name: &str| -> Option<&ToolsetDef> {
-        by_name
-            .get(name)
-            .or_else(|| aliases.get(name).and_then(|t| by_name.get(t)))
-            .copied()
-    };
-
-    by_name
-        .keys()
-        .map(|root| {
-            let mut visited: BTreeSet<&str> = BTreeSet::new();
-            let mut tools: BTreeSet<String> = BTreeSet::new();
-            let mut pending: Vec<&str> = vec![root];
-            let mut all_done = false;
-            while let Some(name) = pending.pop() {
-                if RESERVED_NAMES.contains(&name) {
-                    if !all_done {
-                        all_done = true;
-                        pending.extend(by_name.keys().copied());
-                    }
-                    continue;
-                }
-                let Some(def) = lookup(name) else { continue };
-                if !visited.insert(def.name.name.as_str()) {
-                    continue;
-                }
-                tools.extend(def.tools.iter().map(|e| e.name.clone()));
-                pending.extend(def.includes.iter().map(|e| e.name.as_str()));
-            }
-            ((*root).to_owned(), tools.into_iter().collect())
-        })
-        .collect()
-}
-
-// ---------------------------------------------------------------------------
 // Code generation
 // ---------------------------------------------------------------------------
 
@@ -984,11 +924,7 @@ pub fn emit_rust(table: &Table, types: &str, item: &str) -> String {
         ));
     }
     out.push_str("    ],\n");
-    for (field, entries) in [
-        ("core", &table.core),
-        ("webhook_safe", &table.webhook_safe),
-        ("agent_loop", &table.agent_loop),
-    ] {
+    for (field, entries) in [("core", &table.core), ("webhook_safe", &table.webhook_safe)] {
         out.push_str(&format!("    {field}: "));
         list(&mut out, entries);
         out.push_str(",\n");

@@ -37,7 +37,7 @@ use crate::{Profile, Registry};
 
 /// What descriptions write for the profile's home (`cargo xtask check-tools`
 /// refuses literal home paths); definitions show the profile's display home.
-pub const HOME_PLACEHOLDER: &str = "{HERMES_HOME}";
+pub use hermes_tool_facts::HOME_PLACEHOLDER;
 
 /// How many definition sets are memoised.
 pub const DEFINITIONS_CACHE_SIZE: usize = 8;

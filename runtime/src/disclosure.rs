@@ -9,11 +9,8 @@ use serde_json::{json, Value};
 
 use crate::{error_json, Registry, ToolContext};
 
-pub const TOOL_SEARCH: &str = "tool_search";
-pub const TOOL_DESCRIBE: &str = "tool_describe";
-pub const TOOL_CALL: &str = "tool_call";
-/// The bridge tools' names.
-pub const BRIDGE_TOOLS: &[&str] = &[TOOL_SEARCH, TOOL_DESCRIBE, TOOL_CALL];
+/// The bridge tools' names (shared with the build step's lints).
+pub use hermes_tool_facts::{BRIDGE_TOOLS, TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH};
 
 /// When to defer.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -30,7 +30,7 @@ use crate::hooks::{
 use crate::registry::{AGENT_LOOP_TOOLS, DEFAULT_MAX_RESULT_CHARS, DEFAULT_TIMEOUT};
 use crate::sanitize::sanitize_tool_error;
 use crate::tool::{HandlerStart, ToolRef};
-use crate::{error_json, Registry, ToolContext};
+use crate::{error_json, is_error_result, Registry, ToolContext};
 
 impl Registry {
     /// Calls the tool `name` with the raw JSON text the model sent.
@@ -470,15 +470,11 @@ fn finish(outcome: Result<String, String>) -> String {
 
 /// `error` when the result is a JSON object with an `error` key.
 fn status_of(result: &str) -> CallStatus {
-    let looks_like_error = result.trim_start().starts_with('{') && result.contains("\"error\"");
-    if looks_like_error {
-        if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(result) {
-            if map.contains_key("error") {
-                return CallStatus::Error;
-            }
-        }
+    if is_error_result(result) {
+        CallStatus::Error
+    } else {
+        CallStatus::Ok
     }
-    CallStatus::Ok
 }
 
 /// Up to `n` names from `scope` close to `name`, closest first.

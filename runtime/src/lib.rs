@@ -42,3 +42,45 @@ pub use tool::{RegisterError, RuntimeToolSpec, ToolRef, ToolSource};
 pub fn error_json(message: impl Into<String>) -> String {
     serde_json::json!({ "error": message.into() }).to_string()
 }
+
+/// Whether a result is a failure: a JSON object with an `error` key (the
+/// `error` status of post-call hooks, MCP's `isError`).
+pub fn is_error_result(result: &str) -> bool {
+    let text = result.trim_start();
+    // Parsed only when it can be one: an object whose text names the key,
+    // or could through a `\u` escape.
+    text.starts_with('{')
+        && (text.contains("\"error\"") || text.contains("\\u"))
+        && matches!(
+            serde_json::from_str::<serde_json::Value>(text),
+            Ok(serde_json::Value::Object(map)) if map.contains_key("error")
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_results() {
+        for error in [
+            r#"{"error": "x"}"#,
+            " \n{\"ok\": 1, \"error\": null}",
+            r#"{"\u0065rror": "escaped key"}"#,
+            &error_json("built"),
+        ] {
+            assert!(is_error_result(error), "{error}");
+        }
+        for ok in [
+            r#"{"result": "error"}"#,
+            r#"{"result": {"error": 1}}"#,
+            r#"["error"]"#,
+            r#""{\"error\": 1}""#,
+            r#"{"error": 1"#,
+            "error",
+            "",
+        ] {
+            assert!(!is_error_result(ok), "{ok}");
+        }
+    }
+}

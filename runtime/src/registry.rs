@@ -27,7 +27,12 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
 /// Default per-call timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Tools the agent loop owns; they never reach a handler of the registry.
+/// Tools the agent loop owns (the reference's four): dispatch never runs a
+/// handler of the registry for them, registered or not; it answers through
+/// the executor the agent set ([`Registry::set_agent_loop_executor`]), or
+/// with `{"error": "NAME must be handled by the agent loop"}`. The one list:
+/// `hermes_tools::install_agent_loop_executors` covers those of them the
+/// registry holds.
 pub const AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory", "session_search", "delegate_task"];
 
 /// An inline executor the agent registers for an agent-loop tool.
@@ -74,8 +79,6 @@ pub struct StaticTables {
     /// The generated `find_tool`: `tools.get(name)` by a `match`, which
     /// dispatch resolves names with (phf's SipHash is most of a phf lookup).
     pub find_tool: fn(&str) -> Option<&'static ToolEntry>,
-    /// Tool name → the toolset it registers into.
-    pub tool_toolsets: &'static phf::Map<&'static str, &'static str>,
     pub plans: &'static StaticPlans,
     /// The toolset table of `toolsets.toml`.
     pub toolsets: &'static crate::toolsets::StaticTable,
@@ -224,7 +227,7 @@ impl Registry {
         map: &mut HashMap<String, Arc<RuntimeTool>>,
         spec: RuntimeToolSpec,
     ) -> Result<(String, String, Option<String>), RegisterError> {
-        if !hermes_name_ok(&spec.name) {
+        if !hermes_tool_facts::is_valid_tool_name(&spec.name) {
             return Err(RegisterError::InvalidName(spec.name));
         }
         let existing = map
@@ -485,12 +488,4 @@ impl Registry {
                 .collect(),
         )
     }
-}
-
-fn hermes_name_ok(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }

@@ -132,7 +132,8 @@ impl fmt::Display for RegisterError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RegisterError::InvalidName(n) => {
-                write!(f, "invalid tool name `{n}`: names must match ^[a-zA-Z0-9_-]{{1,64}}$")
+                let pattern = hermes_tool_facts::NAME_PATTERN;
+                write!(f, "invalid tool name `{n}`: names must match {pattern}")
             }
             RegisterError::Shadowing {
                 name,

@@ -23,15 +23,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// Names that stand for every toolset.
-pub const ALL_TOOLSETS: [&str; 2] = ["all", "*"];
+/// Names that stand for every toolset, and the prefix of platform bundles
+/// (`hermes-cli`, `hermes-discord`, …): shared with the build step.
+pub use hermes_tool_facts::{ALL_TOOLSETS, BUNDLE_PREFIX};
 
-/// Prefix of platform bundles (`hermes-cli`, `hermes-discord`, …).
-pub const BUNDLE_PREFIX: &str = "hermes-";
-
-fn is_all(name: &str) -> bool {
-    ALL_TOOLSETS.contains(&name)
-}
+use hermes_tool_facts::is_all_toolsets as is_all;
 
 /// One toolset of the static table, as the build emits it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +104,6 @@ pub struct StaticTable {
     pub core: &'static [&'static str],
     /// The webhook-safe list.
     pub webhook_safe: &'static [&'static str],
-    /// Tools owned by the agent loop.
-    pub agent_loop: &'static [&'static str],
     /// Legacy names.
     pub legacy: &'static [StaticLegacy],
     /// Aliases.
@@ -122,7 +116,6 @@ impl StaticTable {
         toolsets: &[],
         core: &[],
         webhook_safe: &[],
-        agent_loop: &[],
         legacy: &[],
         aliases: &[],
     };
@@ -489,16 +482,6 @@ impl Toolsets {
     /// The webhook-safe list, in table order.
     pub fn webhook_safe_tools(&self) -> &'static [&'static str] {
         self.table.webhook_safe
-    }
-
-    /// Tools owned by the agent loop, in table order.
-    pub fn agent_loop_tools(&self) -> &'static [&'static str] {
-        self.table.agent_loop
-    }
-
-    /// Whether `tool` is owned by the agent loop.
-    pub fn is_agent_loop(&self, tool: &str) -> bool {
-        self.table.agent_loop.contains(&tool)
     }
 
     // -- mutations ------------------------------------------------------------

@@ -72,56 +72,12 @@ pub fn find_tool(
         _ => ::core::option::Option::None,
     }
 }
-/// Tool name → the toolset it registers into.
-pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
-    ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
-        entries: &[
-            ("range_async", "edges"),
-            ("gated_search", "search"),
-            ("typed_echo", "edges"),
-            ("block_thread", "edges"),
-            ("range", "edges"),
-            ("echo", "edges"),
-            ("notes_write", "notes"),
-            ("gated_fetch", "search"),
-            ("maybe_fail", "edges"),
-            ("raw_string", "edges"),
-            ("panic_async", "edges"),
-            ("panic_sync", "edges"),
-            ("whoami", "edges"),
-            ("notes_read", "notes"),
-            ("sleepy", "edges"),
-        ],
-    };
-/// Every built-in tool name, sorted.
-pub const TOOL_NAMES: &[&str] = &[
-    "block_thread",
-    "echo",
-    "gated_fetch",
-    "gated_search",
-    "maybe_fail",
-    "notes_read",
-    "notes_write",
-    "panic_async",
-    "panic_sync",
-    "range",
-    "range_async",
-    "raw_string",
-    "sleepy",
-    "typed_echo",
-    "whoami",
-];
-/// Every toolset a built-in tool registers into, sorted.
-pub const TOOLSETS: &[&str] = &["edges", "notes", "search"];
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
 pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
     tools: &TOOLS,
     find_tool,
-    tool_toolsets: &TOOL_TOOLSETS,
     plans: &plans::PLANS,
     toolsets: &TOOLSET_TABLE,
 };
@@ -184,7 +140,6 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
         ],
         core: &["echo", "notes_read"],
         webhook_safe: &["echo"],
-        agent_loop: &[],
         legacy: &[::hermes_runtime::toolsets::StaticLegacy {
             name: "old_search",
             tools: &["gated_search"],

@@ -14,6 +14,9 @@ use hermes_runtime::toolsets::{
     StaticAlias, StaticLegacy, StaticTable, StaticToolset, ToolsetInfo, Toolsets,
 };
 
+mod common;
+use common::{resolve_all, static_table_from};
+
 const CORE: &[&str] = &[
     "web_search",
     "web_extract",
@@ -126,7 +129,6 @@ const REF: StaticTable = StaticTable {
     toolsets: REF_TOOLSETS,
     core: CORE,
     webhook_safe: &["web_search", "web_extract", "vision_analyze", "clarify"],
-    agent_loop: &["memory", "todo"],
     legacy: &[
         StaticLegacy {
             name: "web_tools",
@@ -418,7 +420,7 @@ fn bundle_non_core_tools_follows_one_level_only() {
 }
 
 #[test]
-fn core_webhook_legacy_and_agent_loop_lists() {
+fn core_webhook_and_legacy_lists() {
     let t = ts();
     assert_eq!(t.core_tools(), CORE);
     assert!(t.is_core("terminal"));
@@ -432,9 +434,6 @@ fn core_webhook_legacy_and_agent_loop_lists() {
         Some(&["web_search", "web_extract"][..])
     );
     assert_eq!(t.legacy_tools("web"), None);
-    assert_eq!(t.agent_loop_tools(), &["memory", "todo"]);
-    assert!(t.is_agent_loop("todo"));
-    assert!(!t.is_agent_loop("terminal"));
 }
 
 #[test]
@@ -836,75 +835,22 @@ fn concurrent_readers_and_writers() {
 // The real toolsets.toml, loaded into the run-time API
 // ---------------------------------------------------------------------------
 
-fn leak(s: String) -> &'static str {
-    Box::leak(s.into_boxed_str())
-}
-
-fn leak_list(v: Vec<String>) -> &'static [&'static str] {
-    Box::leak(
-        v.into_iter()
-            .map(leak)
-            .collect::<Vec<_>>()
-            .into_boxed_slice(),
-    )
-}
-
-/// What the build's generator does, done at test time with leaked strings.
-fn static_table_from(table: &table::Table) -> StaticTable {
-    let names = |v: &[table::Entry]| leak_list(v.iter().map(|e| e.name.clone()).collect());
-    let toolsets: Vec<StaticToolset> = table
-        .expanded_toolsets()
-        .iter()
-        .map(|t| StaticToolset {
-            name: leak(t.name.name.clone()),
-            description: leak(t.description.clone()),
-            tools: names(&t.tools),
-            includes: names(&t.includes),
-            instructional: t.instructional,
-            posture: t.posture,
-        })
-        .collect();
-    let legacy: Vec<StaticLegacy> = table
-        .legacy
-        .iter()
-        .map(|l| StaticLegacy {
-            name: leak(l.name.name.clone()),
-            tools: names(&l.tools),
-        })
-        .collect();
-    let aliases: Vec<StaticAlias> = table
-        .aliases
-        .iter()
-        .map(|a| StaticAlias {
-            alias: leak(a.alias.name.clone()),
-            target: leak(a.target.name.clone()),
-        })
-        .collect();
-    StaticTable {
-        toolsets: Box::leak(toolsets.into_boxed_slice()),
-        core: names(&table.core),
-        webhook_safe: names(&table.webhook_safe),
-        agent_loop: names(&table.agent_loop),
-        legacy: Box::leak(legacy.into_boxed_slice()),
-        aliases: Box::leak(aliases.into_boxed_slice()),
-    }
-}
-
 #[test]
-fn real_table_runtime_matches_static_resolution() {
+fn real_table_at_run_time() {
     let parsed = match table::parse_table(include_str!("../fixtures/reference-toolsets.toml")) {
         Ok(t) => t,
         Err(e) => panic!("{e:?}"),
     };
     let t = Toolsets::new(static_table_from(&parsed));
-    let resolved = table::resolve_static(&parsed);
-    assert_eq!(
-        t.toolset_names(),
-        resolved.keys().cloned().collect::<Vec<_>>()
-    );
-    for (name, tools) in &resolved {
-        assert_eq!(&t.resolve_toolset(name), tools, "{name}");
-        assert!(t.validate_toolset(name));
+    let declared: Vec<String> = parsed
+        .expanded_toolsets()
+        .into_iter()
+        .map(|d| d.name.name)
+        .collect();
+    assert_eq!(t.toolset_names(), declared);
+    for (name, tools) in resolve_all(&parsed) {
+        assert!(!tools.is_empty(), "{name}");
+        assert!(t.validate_toolset(&name));
     }
     // Disabling any bundle or posture toolset strips no core tool; with only
     // core tools in this project, they strip nothing at all.

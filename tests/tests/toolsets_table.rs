@@ -1,11 +1,13 @@
-//! Tests of the build-time toolset table: parsing, validation, static resolution, and the real `toolsets.toml`.
+//! Tests of the build-time toolset table: parsing, validation, resolution (through the run-time API), and the real `toolsets.toml`.
 
 use std::collections::BTreeSet;
 
 use hermes_build_tools::toolsets::{
-    did_you_mean, parse_table, resolve_static, validate, BundleBase, Table, TableError,
-    TableErrorKind as K,
+    did_you_mean, parse_table, validate, BundleBase, Table, TableError, TableErrorKind as K,
 };
+
+mod common;
+use common::resolve_all;
 
 /// The tools this project has or is building.
 const PROJECT_TOOLS: [&str; 13] = [
@@ -58,7 +60,6 @@ fn real_file_names_only_project_tools() {
     let mut named = Vec::new();
     named.extend(&table.core);
     named.extend(&table.webhook_safe);
-    named.extend(&table.agent_loop);
     for t in &table.toolsets {
         named.extend(&t.tools);
     }
@@ -71,7 +72,7 @@ fn real_file_names_only_project_tools() {
     for e in named {
         assert!(known.contains(e.name.as_str()), "{} at {:?}", e.name, e.pos);
     }
-    for (name, tools) in resolve_static(&table) {
+    for (name, tools) in resolve_all(&table) {
         for t in tools {
             assert!(known.contains(t.as_str()), "{name} resolves to {t}");
         }
@@ -84,7 +85,7 @@ fn real_file_webhook_safe_is_read_only() {
     for e in &table.webhook_safe {
         assert!(!WRITE_OR_EXEC.contains(&e.name.as_str()), "{}", e.name);
     }
-    let resolved = resolve_static(&table);
+    let resolved = resolve_all(&table);
     let webhook = &resolved["hermes-webhook"];
     assert_eq!(webhook, &["clarify", "web_extract", "web_search"]);
     for t in webhook {
@@ -99,7 +100,7 @@ fn real_file_webhook_safe_is_read_only() {
 #[test]
 fn real_file_shape() {
     let table = parse(REAL);
-    let resolved = resolve_static(&table);
+    let resolved = resolve_all(&table);
     let core: Vec<String> = {
         let mut c: Vec<String> = table.core.iter().map(|e| e.name.clone()).collect();
         c.sort();
@@ -196,6 +197,13 @@ fn parse_errors_are_located() {
             "missing field `description`",
         ),
         ("[aliases]\nx = 1\n", 2, 5, "invalid type"),
+        // The agent-loop tools are the runtime's `AGENT_LOOP_TOOLS`, not a key.
+        (
+            "core = [\"a\"]\nagent_loop = [\"todo\"]\n",
+            2,
+            1,
+            "unknown field `agent_loop`",
+        ),
     ];
     for (text, line, column, fragment) in cases {
         let errors = match parse_table(text) {
@@ -216,7 +224,7 @@ fn empty_file_is_an_empty_table() {
     let table = parse("");
     assert_eq!(table, Table::default());
     assert!(validate(&table, &[]).is_empty());
-    assert!(resolve_static(&table).is_empty());
+    assert!(resolve_all(&table).is_empty());
 }
 
 #[test]
@@ -530,7 +538,6 @@ extras = ["terminal"]
             r#"
 core = ["clarifi"]
 webhook_safe = ["read_fle"]
-agent_loop = ["todo"]
 [platforms.p]
 extras = ["xx"]
 [legacy]
@@ -546,17 +553,11 @@ file_tools = ["write_fil"]
                 (K::UnknownTool, 3, 17, "did you mean `read_file`?"),
                 (
                     K::UnknownTool,
-                    4,
-                    15,
-                    "`agent_loop` names unknown tool `todo`",
-                ),
-                (
-                    K::UnknownTool,
-                    6,
+                    5,
                     11,
                     "platform `p` extras names unknown tool `xx`",
                 ),
-                (K::UnknownTool, 8, 15, "did you mean `write_file`?"),
+                (K::UnknownTool, 7, 15, "did you mean `write_file`?"),
             ],
         ),
     ];
@@ -677,7 +678,7 @@ fn did_you_mean_cases() {
 // ---------------------------------------------------------------------------
 
 #[test]
-fn resolve_static_cases() {
+fn resolution_at_run_time() {
     let table = parse(
         r#"
 core = ["terminal", "read_file"]
@@ -720,7 +721,7 @@ base = "webhook_safe"
 bot = "bottom"
 "#,
     );
-    let r = resolve_static(&table);
+    let r = resolve_all(&table);
     let cases: &[(&str, &[&str])] = &[
         ("top", &["l1", "r1", "shared", "t1", "z1"]),
         ("cyc_a", &["a1", "b1"]),
@@ -799,7 +800,7 @@ fn module_doc_example_is_valid() {
     ];
     let errors = validate(&table, &known);
     assert!(errors.is_empty(), "{errors:#?}");
-    let resolved = resolve_static(&table);
+    let resolved = resolve_all(&table);
     assert_eq!(resolved["hermes-webhook"], ["clarify", "web_search"]);
     assert_eq!(
         resolved["hermes-cli"],

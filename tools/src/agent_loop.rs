@@ -11,16 +11,14 @@
 
 use std::sync::Arc;
 
-use hermes_runtime::{AgentLoopExecutor, Handler, Registry};
+use hermes_runtime::{AgentLoopExecutor, Handler, Registry, AGENT_LOOP_TOOLS};
 
-/// The agent-loop tools this crate implements.
-pub const INSTALLED_AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory"];
-
-/// Registers the inline executors of `todo` and `memory` on `registry`.
-/// Tools the registry does not hold are skipped; calling it again replaces
-/// the executors with equal ones.
+/// Registers an inline executor on `registry` for every agent-loop tool it
+/// holds a built-in of (`todo` and `memory` in this crate), running that
+/// built-in's function. The others (`session_search`, `delegate_task`) are
+/// left to the agent; calling it again replaces the executors with equal ones.
 pub fn install_agent_loop_executors(registry: &Registry) {
-    for &name in INSTALLED_AGENT_LOOP_TOOLS {
+    for &name in AGENT_LOOP_TOOLS {
         let Some(entry) = registry.get(name) else {
             continue;
         };

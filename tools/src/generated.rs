@@ -85,54 +85,12 @@ pub fn find_tool(
         _ => ::core::option::Option::None,
     }
 }
-/// Tool name → the toolset it registers into.
-pub static TOOL_TOOLSETS: ::hermes_runtime::__private::phf::Map<&'static str, &'static str> =
-    ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
-        entries: &[
-            ("patch", "file"),
-            ("write_file", "file"),
-            ("skills_list", "skills"),
-            ("clarify", "clarify"),
-            ("skill_view", "skills"),
-            ("memory", "memory"),
-            ("read_file", "file"),
-            ("web_extract", "web"),
-            ("terminal", "terminal"),
-            ("web_search", "web"),
-            ("todo", "todo"),
-            ("process", "terminal"),
-            ("search_files", "file"),
-        ],
-    };
-/// Every built-in tool name, sorted.
-pub const TOOL_NAMES: &[&str] = &[
-    "clarify",
-    "memory",
-    "patch",
-    "process",
-    "read_file",
-    "search_files",
-    "skill_view",
-    "skills_list",
-    "terminal",
-    "todo",
-    "web_extract",
-    "web_search",
-    "write_file",
-];
-/// Every toolset a built-in tool registers into, sorted.
-pub const TOOLSETS: &[&str] = &[
-    "clarify", "file", "memory", "skills", "terminal", "todo", "web",
-];
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
 pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
     tools: &TOOLS,
     find_tool,
-    tool_toolsets: &TOOL_TOOLSETS,
     plans: &plans::PLANS,
     toolsets: &TOOLSET_TABLE,
 };
@@ -786,7 +744,6 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
             "clarify",
         ],
         webhook_safe: &["web_search", "web_extract", "clarify"],
-        agent_loop: &["todo", "memory"],
         legacy: &[
             ::hermes_runtime::toolsets::StaticLegacy {
                 name: "file_tools",

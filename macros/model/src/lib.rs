@@ -16,22 +16,11 @@ pub use ctxt::Ctxt;
 pub use docs::{extract_docs, strip_doc_attrs, Docs};
 pub use params::{Param, ParamKind};
 
+use hermes_tool_facts::{is_valid_tool_name, NAME_PATTERN};
 use proc_macro2::{Span, TokenStream};
-
-/// Tool names must match this pattern (the function-calling providers' rule).
-pub const NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
 /// Attribute name as written on a function.
 pub const ATTRIBUTE: &str = "hermes_tool";
-
-/// Whether `name` matches [`NAME_PATTERN`].
-pub fn is_valid_tool_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
 
 /// A fully analyzed `#[hermes_tool]` function.
 #[derive(Debug, Clone)]

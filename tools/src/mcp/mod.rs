@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hermes_runtime::dialect::{rewrite, Dialect};
-use hermes_runtime::{error_json, Profile, Registry, ToolContext};
+use hermes_runtime::{error_json, is_error_result, Profile, Registry, ToolContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -262,17 +262,8 @@ impl HermesServer {
     }
 }
 
-/// A result that is a JSON object with an `error` key is a failure.
-fn is_error(result: &str) -> bool {
-    result.trim_start().starts_with('{')
-        && matches!(
-            serde_json::from_str::<Value>(result),
-            Ok(Value::Object(map)) if map.contains_key("error")
-        )
-}
-
 fn to_call_result(result: String) -> CallToolResult {
-    if is_error(&result) {
+    if is_error_result(&result) {
         CallToolResult::error(vec![ContentBlock::text(result)])
     } else {
         CallToolResult::success(vec![ContentBlock::text(result)])
