@@ -91,7 +91,7 @@ fn check_name(name: &str, dialect: Dialect) -> Option<String> {
     } = dialect.rules().names;
     let chars_ok = name
         .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || (dots && c == '.'));
+        .all(|c| hermes_tool_facts::is_name_char(c) || (dots && c == '.'));
     let first_ok = !letter_first
         || name
             .chars()
