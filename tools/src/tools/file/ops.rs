@@ -31,10 +31,8 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkBuilder;
@@ -974,60 +972,39 @@ pub fn read_file(
 // write_file
 // ---------------------------------------------------------------------------
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// Writes `bytes` to `target` by way of a temporary file in the same folder
 /// and a rename, so readers see either the old or the new file whole.
-/// An existing file's permissions are kept.
+/// A new file gets the usual permissions (0666 less the umask), an existing
+/// file keeps its own.
 fn atomic_write(target: &Path, bytes: &[u8], given: &str) -> Result<(), FileError> {
     let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     };
     let name = target
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".to_owned());
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy());
     let old_perms = fs::metadata(target).ok().map(|m| m.permissions());
-
-    let (tmp_path, mut tmp) = create_temp(&dir, &name, given)?;
-    let result = (|| {
-        tmp.write_all(bytes)?;
-        tmp.sync_all()?;
-        if let Some(perms) = old_perms {
-            fs::set_permissions(&tmp_path, perms)?;
-        }
-        drop(tmp);
-        fs::rename(&tmp_path, target)
-    })();
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp_path);
-        return Err(FileError::from_io(&e, given, "write"));
+    let failed = |e: &io::Error| FileError::from_io(e, given, "write");
+    // Dropped on an error, the temporary file is removed.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(
+            old_perms
+                .clone()
+                .unwrap_or_else(|| fs::Permissions::from_mode(0o666)),
+        )
+        .tempfile_in(dir)
+        .map_err(|e| failed(&e))?;
+    tmp.write_all(bytes).map_err(|e| failed(&e))?;
+    tmp.as_file().sync_all().map_err(|e| failed(&e))?;
+    if let Some(perms) = old_perms {
+        // The umask applied when the temporary file was created.
+        fs::set_permissions(tmp.path(), perms).map_err(|e| failed(&e))?;
     }
+    tmp.persist(target).map_err(|e| failed(&e.error))?;
     Ok(())
-}
-
-fn create_temp(dir: &Path, name: &str, given: &str) -> Result<(PathBuf, File), FileError> {
-    let pid = std::process::id();
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let mut last_err = None;
-    for _ in 0..16 {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp_path = dir.join(format!(".{name}.{pid}.{nanos}.{n}.tmp"));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp_path)
-        {
-            Ok(file) => return Ok((tmp_path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last_err = Some(e),
-            Err(e) => return Err(FileError::from_io(&e, given, "write")),
-        }
-    }
-    let err = last_err.unwrap_or_else(|| io::Error::other("could not create a temporary file"));
-    Err(FileError::from_io(&err, given, "write"))
 }
 
 /// Writes `content` to a file, replacing it whole, creating missing parent
