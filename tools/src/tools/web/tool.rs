@@ -17,6 +17,8 @@
 mod fetch;
 mod html;
 mod policy;
+#[cfg(test)]
+mod tool_tests;
 
 use std::time::{Duration, Instant};
 
@@ -265,18 +267,27 @@ fn readable(
     ))
 }
 
-/// The body as text: Latin-1 when the page says so, else UTF-8 (invalid
-/// bytes replaced; valid UTF-8 keeps the body's buffer).
+/// The body as text, in the charset the Content-Type names, read as
+/// browsers read it (`iso-8859-1` and `us-ascii` name windows-1252, a BOM
+/// overrides the label), else UTF-8. Invalid bytes are replaced; valid UTF-8
+/// keeps the body's buffer.
 fn decode(body: Vec<u8>, content_type: &str) -> String {
-    let latin1 = ["iso-8859-1", "latin1", "windows-1252", "us-ascii"]
-        .iter()
-        .any(|c| content_type.contains(&format!("charset={c}")));
-    if latin1 {
-        body.iter().map(|&b| char::from(b)).collect()
-    } else {
-        String::from_utf8(body)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    match charset(content_type) {
+        Some(encoding) if encoding != encoding_rs::UTF_8 => encoding.decode(&body).0.into_owned(),
+        _ => String::from_utf8(body)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
     }
+}
+
+/// The encoding of a Content-Type's `charset` parameter, if it names one.
+fn charset(content_type: &str) -> Option<&'static encoding_rs::Encoding> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        encoding_rs::Encoding::for_label(value.trim().trim_matches('"').as_bytes())
+    })
 }
 
 /// The text within `limit` characters: whole, or about 3/4 head and 1/4
