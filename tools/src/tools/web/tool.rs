@@ -336,20 +336,15 @@ fn save_full_text(profile: &Profile, url: &str, text: &str) -> Option<String> {
     Some(path.to_string_lossy().into_owned())
 }
 
-/// The first query parameter of `url` named like a credential.
+/// The first query parameter of `url` named like a credential (names
+/// percent-decoded, as the server will read them).
 fn sensitive_query(url: &str) -> Option<String> {
     let query = url.split_once('?')?.1.split('#').next().unwrap_or("");
-    query
-        .split('&')
-        .filter_map(|pair| {
-            let (name, value) = pair.split_once('=')?;
-            (!value.is_empty()).then_some(name)
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, value)| {
+            !value.is_empty() && SENSITIVE_QUERY_NAMES.contains(&name.to_ascii_lowercase().as_str())
         })
-        .find(|name| {
-            let lower = name.to_ascii_lowercase().replace("%5f", "_");
-            SENSITIVE_QUERY_NAMES.contains(&lower.as_str())
-        })
-        .map(str::to_string)
+        .map(|(name, _)| name.into_owned())
 }
 
 /// The availability check of `web_search`: the profile has a search key.

@@ -109,3 +109,33 @@ fn pages_are_decoded_in_the_charset_they_name() {
         ]
     );
 }
+
+#[test]
+fn credential_like_query_parameters_are_refused_however_they_are_encoded() {
+    // Nothing listens on port 9 of loopback: a URL that is not refused
+    // fails to connect instead.
+    let urls: Vec<String> = [
+        "http://127.0.0.1:9/a?x=1&api_key=secret",
+        "http://127.0.0.1:9/a?API%5fKey=secret",
+        "http://127.0.0.1:9/a?%61ccess_token=secret#frag",
+        "http://127.0.0.1:9/a?api_key=&page=2",
+        "http://127.0.0.1:9/a?q=api_key%3Dsecret",
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let results = extract(&urls);
+    let errors: Vec<&str> = results
+        .iter()
+        .map(|r| r["error"].as_str().unwrap())
+        .collect();
+    let blocked = |name: &str| {
+        format!("Blocked: the URL carries a credential-like query parameter ({name}); remove it")
+    };
+    assert_eq!(errors[0], blocked("api_key"));
+    assert_eq!(errors[1], blocked("API_Key"));
+    assert_eq!(errors[2], blocked("access_token"));
+    for (url, error) in urls.iter().zip(&errors).skip(3) {
+        assert!(!error.starts_with("Blocked"), "{url}: {error}");
+    }
+}
