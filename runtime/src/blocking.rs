@@ -118,9 +118,10 @@ impl Drop for Finished {
     fn drop(&mut self) {
         if self.state.swap(DONE, Ordering::AcqRel) == ABANDONED {
             let left = self.shared.abandoned.fetch_sub(1, Ordering::AcqRel) - 1;
-            eprintln!(
-                "hermes: the abandoned blocking call of '{}' has finished ({left} still running)",
-                self.tool
+            tracing::info!(
+                tool = %self.tool,
+                still_running = left,
+                "an abandoned blocking call has finished"
             );
         }
     }
@@ -196,10 +197,11 @@ impl Drop for BlockingCall {
             return;
         }
         let now = shared.abandoned.load(Ordering::Acquire);
-        eprintln!(
-            "hermes: the blocking call of '{tool}' is over but its thread runs on \
-             ({now} abandoned, at most {})",
-            shared.limit.load(Ordering::Acquire)
+        tracing::warn!(
+            tool = %tool,
+            abandoned = now,
+            limit = shared.limit.load(Ordering::Acquire),
+            "a blocking call is over (timed out or dropped) but its thread runs on"
         );
         // Not started yet: it never will be (its `Finished` gives the slot back).
         task.abort();

@@ -5,7 +5,7 @@
 //! still see the original) → pre-call hooks (any may block) → the handler,
 //! wrapped by execution middleware → post-call hooks → result transforms
 //! (the first that returns a string replaces the result). A hook or
-//! middleware that panics is logged to stderr and skipped: it never breaks
+//! middleware that panics is logged (a `tracing` warning) and skipped: it never breaks
 //! the call. With none registered, dispatch pays one atomic load.
 
 use std::sync::Arc;
@@ -122,7 +122,7 @@ pub(crate) fn guarded<T>(what: &str, tool: &str, f: impl FnOnce() -> T) -> Optio
         Ok(v) => Some(v),
         Err(payload) => {
             let msg = crate::catch::panic_message(payload.as_ref());
-            eprintln!("hermes-runtime: {what} panicked during `{tool}` and was skipped: {msg}");
+            tracing::warn!(hook = what, tool, "a hook panicked and was skipped: {msg}");
             None
         }
     }

@@ -9,6 +9,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{Profile, Registry, ToolContext};
+use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 #[derive(Parser)]
 #[command(name = "hermes-tools", version, about = "The hermes built-in tools")]
@@ -96,6 +99,17 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The runtime's and the tools' warnings (a panicking hook, an abandoned
+    // blocking call) are `tracing` events: one line each on stderr, theirs
+    // only (not the HTTP and MCP libraries').
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .without_time(),
+        )
+        .with(Targets::new().with_target("hermes", LevelFilter::INFO))
+        .init();
     let cli = Cli::parse();
     let registry = hermes_tools::registry();
     // Working `todo` and `memory` for `call` and `serve`, as an agent would wire them.

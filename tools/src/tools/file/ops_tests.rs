@@ -325,6 +325,25 @@ fn write_overwrites_atomically_and_keeps_permissions() {
 }
 
 #[test]
+fn a_new_file_gets_the_usual_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp();
+    let mode = |name: &str| {
+        fs::metadata(dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    // Not a temporary file's private 0600: 0666 less the umask, as any
+    // program creating the file would give it.
+    fs::write(dir.path().join("usual.txt"), "x").unwrap();
+    write_file(dir.path(), "new.txt", "x").unwrap();
+    assert_eq!(mode("new.txt"), mode("usual.txt"));
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
 fn write_empty_content_and_refuse_directory() {
     let dir = tmp();
     let out = write_file(dir.path(), "empty.txt", "").unwrap();

@@ -24,6 +24,8 @@
 use std::ops::Range;
 use std::time::Instant;
 
+use url::Url;
+
 /// List nesting levels the writer follows: a list deeper than this is
 /// rendered as part of the deepest one (same indentation, `- ` items).
 pub const MAX_DEPTH: usize = 64;
@@ -496,11 +498,12 @@ fn title_text(raw: &str) -> String {
     out
 }
 
-struct Writer<'b> {
+struct Writer {
     out: String,
     /// Bytes written into `out` so far, rewrites included.
     written: usize,
-    base: &'b str,
+    /// The page's URL, links are resolved against; `None` if unparsable.
+    base: Option<Url>,
     skip_depth: usize,
     pre_depth: usize,
     /// Per open list, at most [`MAX_DEPTH`]: `None` for `ul`, the next
@@ -532,12 +535,12 @@ impl Marker {
     }
 }
 
-impl<'b> Writer<'b> {
-    fn new(base: &'b str) -> Self {
+impl Writer {
+    fn new(base: &str) -> Self {
         Writer {
             out: String::new(),
             written: 0,
-            base,
+            base: Url::parse(base).ok(),
             skip_depth: 0,
             pre_depth: 0,
             lists: Vec::new(),
@@ -673,7 +676,7 @@ impl<'b> Writer<'b> {
             "a" => {
                 // Links do not nest: a new one closes the open one.
                 self.close_link();
-                let href = attr(attrs, "href").and_then(|h| resolve(self.base, &h));
+                let href = attr(attrs, "href").and_then(|h| resolve(self.base.as_ref(), &h));
                 self.link = Some((href, self.out.len()));
             }
             "img" => {
@@ -837,38 +840,20 @@ impl<'b> Writer<'b> {
     }
 }
 
-/// Resolves a link against the page's URL; `None` for fragments and
-/// script links.
-fn resolve(base: &str, href: &str) -> Option<String> {
+/// Resolves a link against the page's URL, as a browser does; `None` for
+/// fragments and script links. A link that does not resolve (or a page
+/// whose URL does not parse) is kept as written.
+fn resolve(base: Option<&Url>, href: &str) -> Option<String> {
     let href = href.trim();
     let lower = href.to_ascii_lowercase();
     if href.is_empty() || href.starts_with('#') || lower.starts_with("javascript:") {
         return None;
     }
-    if let Some(colon) = href.find(':') {
-        if href[..colon]
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-        {
-            return Some(href.to_string());
-        }
-    }
-    let (scheme, rest) = base.split_once("://")?;
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let origin = format!("{scheme}://{}", &rest[..authority_end]);
-    if let Some(net) = href.strip_prefix("//") {
-        return Some(format!("{scheme}://{net}"));
-    }
-    if href.starts_with('/') {
-        return Some(format!("{origin}{href}"));
-    }
-    let path = &rest[authority_end..];
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    if href.starts_with('?') {
-        return Some(format!("{origin}{path}{href}"));
-    }
-    let dir = path.rfind('/').map_or("/", |i| &path[..=i]);
-    Some(format!("{origin}{dir}{href}"))
+    let resolved = match base {
+        Some(base) => base.join(href),
+        None => Url::parse(href),
+    };
+    Some(resolved.map_or_else(|_| href.to_string(), String::from))
 }
 
 /// Decodes character references: numeric ones and the common named ones
@@ -1340,26 +1325,30 @@ mod tests {
 
     #[test]
     fn links_resolve_against_the_page() {
-        let base = "https://example.com/docs/page.html?q=1";
-        assert_eq!(
-            resolve(base, "/root").as_deref(),
-            Some("https://example.com/root")
-        );
-        assert_eq!(
-            resolve(base, "sib").as_deref(),
-            Some("https://example.com/docs/sib")
-        );
-        assert_eq!(
-            resolve(base, "//cdn.net/x").as_deref(),
-            Some("https://cdn.net/x")
-        );
-        assert_eq!(
-            resolve(base, "?p=2").as_deref(),
-            Some("https://example.com/docs/page.html?p=2")
-        );
-        assert_eq!(resolve(base, "mailto:a@b").as_deref(), Some("mailto:a@b"));
+        let base = Url::parse("https://example.com/docs/page.html?q=1").unwrap();
+        let base = Some(&base);
+        for (href, resolved) in [
+            ("/root", "https://example.com/root"),
+            ("sib", "https://example.com/docs/sib"),
+            ("//cdn.net/x", "https://cdn.net/x"),
+            ("?p=2", "https://example.com/docs/page.html?p=2"),
+            ("../up/./a/../b?x#y", "https://example.com/up/b?x#y"),
+            ("a b.html", "https://example.com/docs/a%20b.html"),
+            ("HTTP://Example.COM", "http://example.com/"),
+            ("mailto:a@b", "mailto:a@b"),
+            // Not a URL: kept as written.
+            ("http://[::1", "http://[::1"),
+        ] {
+            assert_eq!(resolve(base, href).as_deref(), Some(resolved), "{href}");
+        }
         assert_eq!(resolve(base, "#top"), None);
         assert_eq!(resolve(base, "javascript:void(0)"), None);
+        // Without a page URL, only absolute links resolve.
+        assert_eq!(resolve(None, "/root").as_deref(), Some("/root"));
+        assert_eq!(
+            resolve(None, "HTTPS://a.b").as_deref(),
+            Some("https://a.b/")
+        );
         assert_eq!(
             attr(r#" class="x" href='a b.html' "#, "href").as_deref(),
             Some("a b.html")

@@ -17,6 +17,8 @@
 mod fetch;
 mod html;
 mod policy;
+#[cfg(test)]
+mod tool_tests;
 
 use std::time::{Duration, Instant};
 
@@ -265,18 +267,27 @@ fn readable(
     ))
 }
 
-/// The body as text: Latin-1 when the page says so, else UTF-8 (invalid
-/// bytes replaced; valid UTF-8 keeps the body's buffer).
+/// The body as text, in the charset the Content-Type names, read as
+/// browsers read it (`iso-8859-1` and `us-ascii` name windows-1252, a BOM
+/// overrides the label), else UTF-8. Invalid bytes are replaced; valid UTF-8
+/// keeps the body's buffer.
 fn decode(body: Vec<u8>, content_type: &str) -> String {
-    let latin1 = ["iso-8859-1", "latin1", "windows-1252", "us-ascii"]
-        .iter()
-        .any(|c| content_type.contains(&format!("charset={c}")));
-    if latin1 {
-        body.iter().map(|&b| char::from(b)).collect()
-    } else {
-        String::from_utf8(body)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    match charset(content_type) {
+        Some(encoding) if encoding != encoding_rs::UTF_8 => encoding.decode(&body).0.into_owned(),
+        _ => String::from_utf8(body)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
     }
+}
+
+/// The encoding of a Content-Type's `charset` parameter, if it names one.
+fn charset(content_type: &str) -> Option<&'static encoding_rs::Encoding> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        if !name.trim().eq_ignore_ascii_case("charset") {
+            return None;
+        }
+        encoding_rs::Encoding::for_label(value.trim().trim_matches('"').as_bytes())
+    })
 }
 
 /// The text within `limit` characters: whole, or about 3/4 head and 1/4
@@ -325,20 +336,15 @@ fn save_full_text(profile: &Profile, url: &str, text: &str) -> Option<String> {
     Some(path.to_string_lossy().into_owned())
 }
 
-/// The first query parameter of `url` named like a credential.
+/// The first query parameter of `url` named like a credential (names
+/// percent-decoded, as the server will read them).
 fn sensitive_query(url: &str) -> Option<String> {
     let query = url.split_once('?')?.1.split('#').next().unwrap_or("");
-    query
-        .split('&')
-        .filter_map(|pair| {
-            let (name, value) = pair.split_once('=')?;
-            (!value.is_empty()).then_some(name)
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(name, value)| {
+            !value.is_empty() && SENSITIVE_QUERY_NAMES.contains(&name.to_ascii_lowercase().as_str())
         })
-        .find(|name| {
-            let lower = name.to_ascii_lowercase().replace("%5f", "_");
-            SENSITIVE_QUERY_NAMES.contains(&lower.as_str())
-        })
-        .map(str::to_string)
+        .map(|(name, _)| name.into_owned())
 }
 
 /// The availability check of `web_search`: the profile has a search key.
