@@ -108,6 +108,33 @@ fn search_matches_a_huge_line_on_its_capped_prefix() {
     assert_eq!(matches(&out), [("min.js".to_owned(), 2)]);
 }
 
+/// Found by the fuzzer: a counted repetition costs the line's length times
+/// its count. Within the pattern limit it still answers in seconds on a
+/// long line; beyond it, the pattern is refused with the reason.
+#[test]
+fn search_patterns_cannot_make_a_line_cost_minutes() {
+    let dirs = harness::dirs();
+    fs::write(dirs.0.path().join("long.txt"), "x".repeat(200_000) + "\n").unwrap();
+    let out = call(
+        "search_files",
+        json!({"pattern": "x{4895}<n"}),
+        &dirs,
+        TIMEOUT,
+    );
+    assert_eq!(out.json["total_count"], 0, "{}", out.json);
+    let out = call(
+        "search_files",
+        json!({"pattern": "x{50000}<n"}),
+        &dirs,
+        TIMEOUT,
+    );
+    assert!(
+        out.error().contains("compiles to more than"),
+        "{}",
+        out.json
+    );
+}
+
 #[test]
 fn read_refuses_sparse_files_and_cuts_a_huge_line() {
     let dirs = harness::dirs();

@@ -33,10 +33,11 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use ignore::overrides::OverrideBuilder;
 use ignore::WalkBuilder;
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use serde::Serialize;
 
 /// Lines returned by `read_file` when no limit is given.
@@ -61,6 +62,16 @@ pub const MAX_DIFF_CHARS: usize = 8000;
 /// matched on its first this-many bytes only (the rest is read past, never
 /// held), and the result's hint says lines were cut.
 pub const MAX_SEARCH_LINE_BYTES: usize = 1024 * 1024;
+/// The most memory a search pattern may compile to (bytes). Matching costs
+/// up to the line's length times the pattern's size, so a pattern such as
+/// `x{50000}` is refused rather than left to take minutes a line.
+pub const MAX_PATTERN_BYTES: usize = 256 * 1024;
+/// The matcher's cache (bytes): large enough that a pattern within
+/// [`MAX_PATTERN_BYTES`] keeps the fast matcher on long lines.
+const PATTERN_CACHE_BYTES: usize = 16 * 1024 * 1024;
+/// How long one search may read files: past it, the search stops and
+/// answers what it found, saying so.
+pub const MAX_SEARCH_TIME: Duration = Duration::from_secs(60);
 /// The largest file the file tools edit or write (bytes): `patch` refuses a
 /// bigger file, and a replacement whose result would be bigger, and
 /// `write_file` refuses bigger content. Nothing is written when refused.
@@ -1560,10 +1571,39 @@ pub fn search_files(
     file_glob: Option<&str>,
     limit: Option<u64>,
 ) -> Result<SearchOutput, FileError> {
-    let regex = Regex::new(pattern).map_err(|e| FileError::InvalidRegex {
-        pattern: pattern.to_owned(),
-        message: e.to_string(),
-    })?;
+    search_files_until(
+        base,
+        pattern,
+        path,
+        file_glob,
+        limit,
+        Instant::now() + MAX_SEARCH_TIME,
+    )
+}
+
+/// [`search_files`] that stops reading at `deadline`.
+pub(crate) fn search_files_until(
+    base: &Path,
+    pattern: &str,
+    path: Option<&str>,
+    file_glob: Option<&str>,
+    limit: Option<u64>,
+    deadline: Instant,
+) -> Result<SearchOutput, FileError> {
+    let regex = RegexBuilder::new(pattern)
+        .size_limit(MAX_PATTERN_BYTES)
+        .dfa_size_limit(PATTERN_CACHE_BYTES)
+        .build()
+        .map_err(|e| FileError::InvalidRegex {
+            pattern: pattern.to_owned(),
+            message: match e {
+                regex::Error::CompiledTooBig(_) => format!(
+                    "the pattern compiles to more than {MAX_PATTERN_BYTES} bytes (large counted \
+                     repetitions such as x{{50000}}, or many Unicode classes); simplify it"
+                ),
+                e => e.to_string(),
+            },
+        })?;
     let limit = limit
         .unwrap_or(DEFAULT_SEARCH_LIMIT)
         .clamp(1, MAX_SEARCH_LIMIT);
@@ -1645,7 +1685,12 @@ pub fn search_files(
     };
     let mut cut_lines = 0u64;
     let mut buf = Vec::new();
+    let mut out_of_time = false;
     for entry in walk.build().flatten() {
+        if Instant::now() >= deadline {
+            out_of_time = true;
+            break;
+        }
         // Not following symlinks, a FIFO, device or socket is not a file.
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
@@ -1667,10 +1712,14 @@ pub fn search_files(
         if !meta.is_file() {
             continue;
         }
-        if let Some(found) = search_file(file, &regex, &shown_path, room, &mut buf) {
+        if let Some(found) = search_file(file, &regex, &shown_path, room, &mut buf, deadline) {
             out.total_count += found.count;
             out.matches.extend(found.matches);
             cut_lines += found.cut_lines;
+            if found.out_of_time {
+                out_of_time = true;
+                break;
+            }
         }
     }
     let mut hints = Vec::new();
@@ -1690,6 +1739,14 @@ pub fn search_files(
                 budget.skipped
             ));
         }
+    }
+    if out_of_time {
+        out.truncated = true;
+        hints.push(format!(
+            "The search stopped after {} s, so files were left unread and the counts are \
+             partial. Narrow the path or file_glob",
+            MAX_SEARCH_TIME.as_secs()
+        ));
     }
     if cut_lines > 0 {
         hints.push(format!(
@@ -1723,6 +1780,8 @@ struct FileMatches {
     matches: Vec<SearchMatch>,
     /// Lines longer than [`MAX_SEARCH_LINE_BYTES`].
     cut_lines: u64,
+    /// The deadline came before the end of the file.
+    out_of_time: bool,
 }
 
 /// Searches one file, a line of at most [`MAX_SEARCH_LINE_BYTES`] at a time
@@ -1733,15 +1792,21 @@ fn search_file(
     shown_path: &str,
     room: usize,
     buf: &mut Vec<u8>,
+    deadline: Instant,
 ) -> Option<FileMatches> {
     let mut reader = BufReader::new(file);
     let mut found = FileMatches {
         count: 0,
         matches: Vec::new(),
         cut_lines: 0,
+        out_of_time: false,
     };
     let mut line_no = 0u64;
     loop {
+        if Instant::now() >= deadline {
+            found.out_of_time = true;
+            break;
+        }
         let cut = match read_line_capped(&mut reader, buf, MAX_SEARCH_LINE_BYTES) {
             Ok(None) => break,
             Ok(Some(Line::Text { cut })) => cut,

@@ -1164,3 +1164,33 @@ fn search_keeps_the_ignore_files_it_holds_within_budget() {
     let err = search_files(d, "needle", Some("outer/inner"), None, None).unwrap_err();
     special_err(&err, "search");
 }
+
+#[test]
+fn a_pattern_that_compiles_too_large_is_refused_with_a_reason() {
+    let dir = TempDir::new().unwrap();
+    fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    let err = super::ops::search_files(dir.path(), "x{50000}y", None, None, None).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("compiles to more than"), "{text}");
+    assert!(text.contains("x{50000}y"), "{text}");
+}
+
+#[test]
+fn a_search_past_its_deadline_stops_and_says_so() {
+    let dir = TempDir::new().unwrap();
+    for i in 0..5 {
+        fs::write(dir.path().join(format!("f{i}.txt")), "needle\n").unwrap();
+    }
+    let past = std::time::Instant::now();
+    let out = super::ops::search_files_until(dir.path(), "needle", None, None, None, past).unwrap();
+    assert!(out.truncated);
+    assert!(out.total_count < 5, "{out:?}");
+    assert!(
+        out.hint.as_deref().unwrap_or("").contains("stopped after"),
+        "{out:?}"
+    );
+    // With time to spare, the same search reads every file.
+    let out = super::ops::search_files(dir.path(), "needle", None, None, None).unwrap();
+    assert_eq!(out.total_count, 5);
+    assert!(!out.truncated);
+}
