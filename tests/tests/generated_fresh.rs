@@ -1,35 +1,194 @@
-//! The checked-in registry matches what `cargo xtask gen` would write now,
-//! so a stale `tools/src/generated.rs` fails plain `cargo test` too.
+//! Every tools crate of the workspace has checked-in generated files
+//! (`src/generated.rs`, `src/generated_plans.rs`) that match what
+//! `cargo xtask gen` would write now, so a stale one fails plain
+//! `cargo test` too.
+//!
+//! A tools crate is a workspace member with a `src/tools/` folder and a
+//! `toolsets.toml`: found from `cargo metadata`, not from a list kept here.
+//! The plans are rendered from the crate's compiled registry, so each tools
+//! crate must be linked into this test ([`compiled`]); one that is not fails
+//! the test instead of going unchecked.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
-#[test]
-fn generated_registry_is_fresh() {
-    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools");
-    let (_, expected) = match hermes_build_tools::render_registry(&tools) {
-        Ok(ok) => ok,
-        Err(diagnostics) => panic!("discovery failed: {diagnostics:#?}"),
-    };
-    let actual = std::fs::read_to_string(tools.join(hermes_build_tools::GENERATED_FILE)).unwrap();
+use hermes_build_tools::{
+    render_plans, render_registry, GENERATED_FILE, PLANS_FILE, TOOLSETS_FILE, TOOLS_DIR,
+};
+use hermes_runtime::Registry;
+use serde_json::Value;
+
+/// The compiled registry of the tools crate named `package`, when this test
+/// binary links it.
+fn compiled(package: &str) -> Option<&'static Registry> {
+    match package {
+        "hermes-tools" => Some(hermes_tools::registry()),
+        "hermes-tests" => Some(hermes_tests::registry()),
+        _ => None,
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// Every tools crate of the workspace: (package name, crate root).
+fn tools_crates() -> Vec<(String, PathBuf)> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(workspace_root())
+        .output()
+        .expect("run cargo metadata");
     assert!(
-        actual == expected,
-        "tools/src/generated.rs is stale: run `cargo xtask gen` and commit the result"
+        output.status.success(),
+        "cargo metadata failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
+    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut crates: Vec<(String, PathBuf)> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|package| {
+            let name = package["name"].as_str()?;
+            let root = Path::new(package["manifest_path"].as_str()?).parent()?;
+            let is_tools_crate =
+                root.join(TOOLS_DIR).is_dir() && root.join(TOOLSETS_FILE).is_file();
+            is_tools_crate.then(|| (name.to_string(), root.to_path_buf()))
+        })
+        .collect();
+    crates.sort();
+    crates
+}
+
+/// The generated files of the crate at `root` that differ from what
+/// `cargo xtask gen` would write for them, given `parameters`
+/// (`{tool name: parameters schema}`, as its compiled registry reports them).
+fn stale_files(root: &Path, parameters: &Value) -> Vec<&'static str> {
+    let (_, registry) = match render_registry(root) {
+        Ok(ok) => ok,
+        Err(diagnostics) => panic!("discovery failed in {}: {diagnostics:#?}", root.display()),
+    };
+    let parameters: BTreeMap<String, Value> = serde_json::from_value(parameters.clone()).unwrap();
+    let plans = render_plans(&parameters).unwrap_or_else(|d| panic!("{d}"));
+    [(GENERATED_FILE, registry), (PLANS_FILE, plans)]
+        .into_iter()
+        .filter(|(file, expected)| {
+            std::fs::read_to_string(root.join(file)).ok().as_ref() != Some(expected)
+        })
+        .map(|(file, _)| file)
+        .collect()
 }
 
 #[test]
-fn every_discovered_tool_is_in_the_registry_with_its_toolset() {
-    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools");
-    let discovery = hermes_build_tools::discover(&tools).unwrap();
-    let registry = hermes_tools::registry();
-    for (_, found) in discovery.tools() {
-        let entry = registry
-            .get(&found.tool.name)
-            .unwrap_or_else(|| panic!("{} missing from the registry", found.tool.name));
-        assert_eq!(entry.toolset, found.tool.attr.toolset());
-        assert_eq!(entry.description, found.tool.description);
+fn every_tools_crate_has_fresh_generated_files() {
+    let crates = tools_crates();
+    let packages: Vec<&str> = crates.iter().map(|(p, _)| p.as_str()).collect();
+    // The built-in tools are one of them: discovery that found nothing
+    // would make this test pass vacuously.
+    assert!(
+        packages.contains(&"hermes-tools"),
+        "tools crates found: {packages:?}"
+    );
+    for (package, root) in &crates {
+        let registry = compiled(package).unwrap_or_else(|| {
+            panic!("tools crate {package} is not linked into this test: add it to `compiled`")
+        });
+        let stale = stale_files(root, &registry.parameters_by_name());
+        assert!(
+            stale.is_empty(),
+            "{package}: {stale:?} stale: run `cargo xtask gen` and commit the result"
+        );
+    }
+}
+
+/// Copies what generation reads and writes of the crate at `from` to `to`.
+fn copy_tools_crate(from: &Path, to: &Path) {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy_dir(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), target).unwrap();
+            }
+        }
+    }
+    copy_dir(&from.join(TOOLS_DIR), &to.join(TOOLS_DIR));
+    for file in [TOOLSETS_FILE, GENERATED_FILE, PLANS_FILE] {
+        std::fs::copy(from.join(file), to.join(file)).unwrap();
+    }
+}
+
+#[test]
+fn freshness_check_reports_each_stale_file() {
+    let source = workspace_root().join("tests");
+    let parameters = hermes_tests::registry().parameters_by_name();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    copy_tools_crate(&source, root);
+    assert_eq!(
+        stale_files(root, &parameters),
+        Vec::<&str>::new(),
+        "a faithful copy is fresh"
+    );
+
+    // A tool is added to a module: the registry is stale.
+    let module = root.join(TOOLS_DIR).join("gated.rs");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let added = format!(
+        "{text}\n/// Added after generation.\n#[hermes_tool(toolset = \"notes\")]\npub fn notes_added() -> String {{\n    String::new()\n}}\n"
+    );
+    std::fs::write(&module, added).unwrap();
+    assert_eq!(stale_files(root, &parameters), [GENERATED_FILE]);
+    std::fs::write(&module, text).unwrap();
+    assert_eq!(stale_files(root, &parameters), Vec::<&str>::new());
+
+    // A parameter's schema changes: the plans are stale.
+    let mut changed = parameters.clone();
+    let (name, schema) = changed.as_object_mut().unwrap().iter_mut().next().unwrap();
+    let name = name.clone();
+    schema["properties"]["__added"] = serde_json::json!({"type": "integer"});
+    assert_eq!(
+        stale_files(root, &changed),
+        [PLANS_FILE],
+        "after changing `{name}`"
+    );
+
+    // A generated file is missing: it is stale too.
+    std::fs::remove_file(root.join(PLANS_FILE)).unwrap();
+    assert_eq!(stale_files(root, &parameters), [PLANS_FILE]);
+}
+
+#[test]
+fn every_discovered_tool_is_in_its_crates_registry_with_its_toolset() {
+    for (package, root) in tools_crates() {
+        let discovery = hermes_build_tools::discover(&root).unwrap();
+        let Some(registry) = compiled(&package) else {
+            continue; // reported by every_tools_crate_has_fresh_generated_files
+        };
+        for (_, found) in discovery.tools() {
+            let entry = registry.get(&found.tool.name).unwrap_or_else(|| {
+                panic!("{} missing from the {package} registry", found.tool.name)
+            });
+            assert_eq!(entry.toolset, found.tool.attr.toolset());
+            assert_eq!(entry.description, found.tool.description);
+        }
     }
 }
 
