@@ -1071,7 +1071,9 @@ fn accepts_openai_and_mcp_shaped_input() {
 
 #[test]
 fn dialect_names_round_trip() {
-    assert_eq!(Dialect::ALL.len(), 5);
+    // ALL lists each dialect once: their names are distinct.
+    let names: std::collections::BTreeSet<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
+    assert_eq!(names.len(), Dialect::ALL.len(), "a dialect is listed twice");
     for d in Dialect::ALL {
         assert_eq!(Dialect::parse(d.name()), Some(d));
         assert_eq!(Dialect::parse(&d.name().to_uppercase()), Some(d));
@@ -1096,7 +1098,12 @@ fn dialect_from_str_agrees_with_parse_and_names_the_known_ones() {
         "MCP",
     ] {
         assert_eq!(s.parse::<Dialect>().ok(), Dialect::parse(s), "{s}");
-        assert!(Dialect::parse(s).is_some(), "{s}");
+        // Every dialect a name parses to is one of ALL.
+        let parsed = Dialect::parse(s).unwrap_or_else(|| panic!("{s} parses"));
+        assert!(
+            Dialect::ALL.contains(&parsed),
+            "{parsed:?} missing from ALL"
+        );
     }
     for bad in ["anthropic", "", "open ai strict x"] {
         let err = bad.parse::<Dialect>().unwrap_err();

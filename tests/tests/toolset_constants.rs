@@ -27,6 +27,13 @@ fn a_session_enables_toolsets_by_constant() {
     let defs = reg.get_tool_definitions(Some(&[toolset::NOTES]), &[], &profile);
     assert_eq!(defs.names(), ["notes_read", "notes_write"]);
     assert!(defs.unknown.is_empty());
-    assert_eq!(toolset::HERMES_CLI, "hermes-cli");
-    assert_eq!(hermes_tools::generated::toolset::FILE, "file");
+    // A bundle's constant enables the bundle: core plus its extras.
+    let cli = reg.toolsets().resolve_toolset(toolset::HERMES_CLI);
+    assert!(cli.iter().any(|t| t == "gated_search"), "{cli:?}");
+    assert!(cli.iter().any(|t| t == "echo"), "{cli:?}");
+    // The built-in tools' constants enable their toolsets too.
+    let file = hermes_tools::registry()
+        .toolsets()
+        .resolve_toolset(hermes_tools::generated::toolset::FILE);
+    assert!(file.iter().any(|t| t == "read_file"), "{file:?}");
 }
