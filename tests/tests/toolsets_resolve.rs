@@ -883,8 +883,9 @@ fn real_table_at_run_time() {
 }
 
 mod generated {
-    //! The table `emit_rust` produced for the real `toolsets.toml`, compiled.
-    include!("data/toolsets_table.rs.in");
+    //! The table `emit_rust` produced for the real `toolsets.toml` (the
+    //! snapshot of tests/toolsets_table.rs), compiled.
+    include!("snapshots/toolsets_table__emitted_table.snap.rs");
 }
 
 #[test]
