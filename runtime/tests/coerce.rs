@@ -1475,31 +1475,23 @@ fn sample_schema() -> Value {
     })
 }
 
-#[path = "golden/sample_plan.rs"]
-mod golden;
+#[path = "snapshots/coerce__sample_plan.snap.rs"]
+mod snapshot;
 
-/// The emitted text of `sample_schema()`'s plan is checked in as
-/// `tests/golden/sample_plan.rs`, where it is compiled as a `static`.
-/// Set `BLESS_GOLDEN=1` to rewrite that file after an intended change.
+/// The emitted text of `sample_schema()`'s plan is an insta snapshot whose
+/// contents, `tests/snapshots/coerce__sample_plan.snap.rs`, are compiled
+/// here as a `static`.
 #[test]
 fn to_rust_expr_round_trips_through_a_static() {
     let plan = CoercionPlan::compile(&sample_schema());
     let emitted = plan.to_rust_expr();
 
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/sample_plan.rs");
-    let head = "//! Golden output of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.\n\n#[rustfmt::skip]\npub static SAMPLE_PLAN: ::hermes_runtime::coerce::CoercionPlan =\n";
+    let head = "//! Snapshot of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.\n\n#[rustfmt::skip]\npub static SAMPLE_PLAN: ::hermes_runtime::coerce::CoercionPlan =\n";
     let text = format!("{head}{emitted};\n");
-    if std::env::var_os("BLESS_GOLDEN").is_some() {
-        std::fs::write(path, &text).expect("write golden file");
-    }
-    assert_eq!(
-        include_str!("golden/sample_plan.rs"),
-        text,
-        "emitted plan text changed; rerun with BLESS_GOLDEN=1 if intended"
-    );
+    insta::assert_binary_snapshot!("sample_plan.rs", text.into_bytes());
 
     // The static built from that text is the same plan and behaves the same.
-    assert_eq!(golden::SAMPLE_PLAN, plan);
+    assert_eq!(snapshot::SAMPLE_PLAN, plan);
     let args = json!({
         "path": "42", "limit": " 7 ", "ratio": "null", "recursive": "TRUE",
         "tags": "solo", "todos": "[\"{\\\"id\\\": 1, \\\"deps\\\": \\\"[\\\\\\\"a\\\\\\\"]\\\", \\\"meta\\\": \\\"{}\\\"}\"]",
@@ -1510,7 +1502,7 @@ fn to_rust_expr_round_trips_through_a_static() {
         "tags": ["solo"], "todos": [{"id": 1, "deps": ["a"], "meta": {}}],
         "options": {"mode": "[1]", "filters": ["x"]}, "weird \"name\"\n": 3, "extra": "9"
     });
-    assert_eq!(golden::SAMPLE_PLAN.apply(args.clone()), expected);
+    assert_eq!(snapshot::SAMPLE_PLAN.apply(args.clone()), expected);
     assert_eq!(plan.apply(args), expected);
 }
 

@@ -1,6 +1,7 @@
 //! Golden snapshots of the built-in tools' definitions in every provider
 //! dialect, each also checked against that dialect's rules and the JSON
-//! Schema meta-schema. Refresh deliberately with `INSTA_UPDATE=always`.
+//! Schema meta-schema. Snapshots are insta's, refreshed the one way every
+//! snapshot of the workspace is (ARCHITECTURE.md, `tests`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,7 +1,8 @@
 //! `cargo xtask check-tools` through its binary on the fixture crates under
 //! `tests/fixtures/lint-*`: each breaks one rule of the tool contract; the
-//! exact diagnostics, text and JSON, are snapshots (`tests/snapshots/`;
-//! refresh with `INSTA_UPDATE=always cargo test -p xtask`).
+//! exact diagnostics, text and JSON, are insta snapshots (`tests/snapshots/`,
+//! refreshed the one way every snapshot of the workspace is: ARCHITECTURE.md,
+//! `tests`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,4 @@
-//! Golden output of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.
+//! Snapshot of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.
 
 #[rustfmt::skip]
 pub static SAMPLE_PLAN: ::hermes_runtime::coerce::CoercionPlan =
