@@ -501,29 +501,15 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
 // Validation
 // ---------------------------------------------------------------------------
 
-/// The nearest candidate to `name`, if one is close enough to be a likely typo.
-///
-/// Case-only differences always match; otherwise the optimal-string-alignment
-/// distance must be at most a third of the name's length (at least 1).
+/// The nearest candidate to `name`, if one is close enough to be a likely
+/// typo ([`hermes_tool_facts::suggestions`], the one policy).
 pub fn did_you_mean<'c, I>(name: &str, candidates: I) -> Option<&'c str>
 where
     I: IntoIterator<Item = &'c str>,
 {
-    let limit = (name.chars().count() / 3).max(1);
-    let lower = name.to_lowercase();
-    candidates
+    hermes_tool_facts::suggestions(name, candidates, 1)
         .into_iter()
-        .filter(|c| *c != name)
-        .filter_map(|c| {
-            let d = if c.to_lowercase() == lower {
-                0
-            } else {
-                strsim::osa_distance(name, c)
-            };
-            (d <= limit).then_some((d, c))
-        })
-        .min()
-        .map(|(_, c)| c)
+        .next()
 }
 
 fn hint<'c, I>(name: &str, candidates: I) -> String

@@ -3,7 +3,8 @@
 //! `#[hermes_tool]` macro, and `hermes-build-tools`). Each is defined here
 //! once and imported everywhere else.
 //!
-//! A leaf crate of plain constants and one predicate, with no dependencies:
+//! A leaf crate of plain constants, the name rule and the did-you-mean
+//! policy, depending only on `strsim`:
 //! `hermes-tool-model` would be the natural home, but it depends on `syn`,
 //! which the runtime must never pull in.
 
@@ -50,6 +51,49 @@ pub const BUNDLE_PREFIX: &str = "hermes-";
 /// `literal-home-path` lint refuses a literal home path.
 pub const HOME_PLACEHOLDER: &str = "{HERMES_HOME}";
 
+/// The one did-you-mean policy: up to `n` of `candidates` that `name` is
+/// likely a slip for, nearest first. A candidate qualifies when it differs
+/// from `name` only in case, or by an optimal-string-alignment distance of
+/// at most a third of `name`'s length (at least 1), or (for names of four
+/// characters or more) when `name` is one of its `_`/`-`-separated ends
+/// (`search` for `web_search`, `read` for `read_file`). `name` itself is
+/// never suggested.
+pub fn suggestions<'c, I>(name: &str, candidates: I, n: usize) -> Vec<&'c str>
+where
+    I: IntoIterator<Item = &'c str>,
+{
+    let limit = (name.chars().count() / 3).max(1);
+    let lower = name.to_lowercase();
+    let is_end = |c: &str| {
+        name.chars().count() >= 4
+            && c.len() > name.len()
+            && ((c.starts_with(name) && c[name.len()..].starts_with(['_', '-']))
+                || (c.ends_with(name) && c[..c.len() - name.len()].ends_with(['_', '-'])))
+    };
+    let mut scored: Vec<(usize, &'c str)> = candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .filter_map(|c| {
+            let d = if c.to_lowercase() == lower {
+                0
+            } else {
+                strsim::osa_distance(name, c)
+            };
+            if d <= limit {
+                Some((d, c))
+            } else if is_end(c) {
+                // After every near spelling.
+                Some((limit + 1, c))
+            } else {
+                None
+            }
+        })
+        .collect();
+    scored.sort_unstable();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored.into_iter().take(n).map(|(_, c)| c).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +113,32 @@ mod tests {
         ] {
             assert!(!is_valid_tool_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn suggestions_rank_near_spellings_before_ends_of_longer_names() {
+        let names = [
+            "read_file",
+            "write_file",
+            "search_files",
+            "web_search",
+            "terminal",
+        ];
+        assert_eq!(suggestions("termnial", names, 3), ["terminal"]);
+        assert_eq!(suggestions("READ_FILE", names, 3), ["read_file"]);
+        assert_eq!(suggestions("read", names, 3), ["read_file"]);
+        assert_eq!(
+            suggestions("search", names, 3),
+            ["search_files", "web_search"]
+        );
+        assert_eq!(
+            suggestions("rite_file", names, 3),
+            ["write_file", "read_file"]
+        );
+        assert!(suggestions("terminal", names, 3).is_empty());
+        assert!(suggestions("xyz", names, 3).is_empty());
+        assert!(suggestions("", names, 3).is_empty());
+        // An end must be a whole word of the longer name.
+        assert!(suggestions("arch", names, 3).is_empty());
     }
 }

@@ -477,15 +477,13 @@ fn status_of(result: &str) -> CallStatus {
     }
 }
 
-/// Up to `n` names from `scope` close to `name`, closest first.
+/// Up to `n` names from `scope` close to `name`, closest first
+/// ([`hermes_tool_facts::suggestions`], the one policy).
 fn nearest(name: &str, scope: &[String], n: usize) -> Vec<String> {
-    let mut scored: Vec<(f64, &String)> = scope
-        .iter()
-        .map(|c| (strsim::jaro_winkler(name, c), c))
-        .filter(|(score, c)| *score >= 0.75 || c.contains(name) || name.contains(c.as_str()))
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
-    scored.into_iter().take(n).map(|(_, c)| c.clone()).collect()
+    hermes_tool_facts::suggestions(name, scope.iter().map(String::as_str), n)
+        .into_iter()
+        .map(str::to_string)
+        .collect()
 }
 
 fn human(d: Duration) -> String {

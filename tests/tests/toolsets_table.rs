@@ -667,7 +667,7 @@ fn did_you_mean_cases() {
         ("filez", Some("file")),
         ("web", None), // itself is not a suggestion
         ("xyz", None),
-        ("search", None),
+        ("search", Some("web_search")), // one end of a longer name
         ("", None),
     ];
     for (name, want) in cases {

@@ -530,21 +530,11 @@ fn split_ext(name: &str) -> (&str, &str) {
     }
 }
 
-/// Levenshtein distance over characters; names are short, so O(n*m) is fine.
+/// Levenshtein distance over characters, on names of any length cut to
+/// their first 128 characters (a file name has at most 255 bytes).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(128).collect();
-    let b: Vec<char> = b.chars().take(128).collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
+    let cut = |s: &str| s.char_indices().nth(128).map_or(s.len(), |(i, _)| i);
+    strsim::levenshtein(&a[..cut(a)], &b[..cut(b)])
 }
 
 // ---------------------------------------------------------------------------
