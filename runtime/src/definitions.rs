@@ -106,7 +106,6 @@ pub(crate) struct DefinitionsState {
     /// tool → [(mentioned tool, sentence appended when it survived)]
     cross_refs: BTreeMap<String, Vec<(String, String)>>,
     cache: VecDeque<(CacheKey, Instant, Definitions)>,
-    generation: u64,
     disclosure: Option<DisclosureConfig>,
 }
 
@@ -183,7 +182,7 @@ impl Registry {
     pub fn set_schema_override(&self, tool: &str, f: SchemaOverride) {
         let mut state = lock(self.definitions_state());
         state.overrides.insert(tool.to_string(), f);
-        state.generation += 1;
+        self.bump();
     }
 
     /// Appends `sentence` to `tool`'s description whenever `mentions`
@@ -196,21 +195,19 @@ impl Registry {
             .entry(tool.to_string())
             .or_default()
             .push((mentions.to_string(), sentence.to_string()));
-        state.generation += 1;
+        self.bump();
     }
 
     /// Turns progressive disclosure on (`Some`) or off.
     pub fn set_progressive_disclosure(&self, config: Option<DisclosureConfig>) {
         let mut state = lock(self.definitions_state());
         state.disclosure = config;
-        state.generation += 1;
+        self.bump();
     }
 
     /// A counter bumped by every change that can alter definitions.
     pub fn generation(&self) -> u64 {
-        let own = lock(self.definitions_state()).generation;
-        own.wrapping_add(self.toolsets().generation())
-            .wrapping_add(self.tools_generation())
+        self.tools_generation()
     }
 
     /// The definitions for a session: see the module docs for every step.

@@ -102,7 +102,9 @@ pub struct Registry {
     write_lock: Mutex<()>,
     blocking: BlockingWork,
     allow_plugin_overrides: AtomicBool,
-    generation: AtomicU64,
+    /// The one counter of changes that can alter definitions (tools,
+    /// toolsets, overrides, cross-references, disclosure): the memo keys on it.
+    generation: Arc<AtomicU64>,
     /// [`Busy`] bits: whether hooks, run-time tools or dispatch settings
     /// other than the defaults exist, read by dispatch with one atomic load
     /// (an `ArcSwap` load costs a fence).
@@ -134,11 +136,12 @@ impl Registry {
 
     /// The same, with availability answered on a given clock (tests).
     pub fn with_availability(tables: &'static StaticTables, availability: Availability) -> Self {
+        let generation = Arc::new(AtomicU64::new(0));
         Registry {
             statics: tables.tools,
             find_static: tables.find_tool,
             plans: tables.plans,
-            toolsets: Toolsets::new(*tables.toolsets),
+            toolsets: Toolsets::with_generation(*tables.toolsets, generation.clone()),
             availability,
             definitions: Mutex::new(DefinitionsState::default()),
             runtime: ArcSwap::from_pointee(HashMap::new()),
@@ -148,7 +151,7 @@ impl Registry {
             write_lock: Mutex::new(()),
             blocking: BlockingWork::default(),
             allow_plugin_overrides: AtomicBool::new(false),
-            generation: AtomicU64::new(0),
+            generation,
             busy: AtomicU8::new(0),
         }
     }
@@ -195,7 +198,7 @@ impl Registry {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Changes of tools, hooks-independent: caches key on it.
+    /// Every change that can alter definitions (hooks aside): the memo keys on it.
     pub(crate) fn tools_generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }

@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Names that stand for every toolset, and the prefix of platform bundles
 /// (`hermes-cli`, `hermes-discord`, …): shared with the build step.
@@ -181,13 +181,21 @@ pub struct Toolsets {
     by_name: BTreeMap<&'static str, &'static StaticToolset>,
     static_aliases: BTreeMap<&'static str, &'static str>,
     runtime: RwLock<Runtime>,
-    generation: AtomicU64,
+    /// Shared with the registry that owns these toolsets: one counter for
+    /// every change the definitions memo keys on.
+    generation: Arc<AtomicU64>,
 }
 
 impl Toolsets {
     /// Builds the run-time view over a static table. When a name occurs twice
     /// in the table, the first entry wins (the build-time check rejects that).
     pub fn new(table: StaticTable) -> Self {
+        Self::with_generation(table, Arc::default())
+    }
+
+    /// [`Toolsets::new`], bumping `generation` on every mutation (the
+    /// registry's counter, which other changes bump too).
+    pub fn with_generation(table: StaticTable, generation: Arc<AtomicU64>) -> Self {
         let mut by_name = BTreeMap::new();
         for t in table.toolsets {
             by_name.entry(t.name).or_insert(t);
@@ -201,7 +209,7 @@ impl Toolsets {
             by_name,
             static_aliases,
             runtime: RwLock::new(Runtime::default()),
-            generation: AtomicU64::new(0),
+            generation,
         }
     }
 
@@ -217,7 +225,8 @@ impl Toolsets {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// A counter bumped by every mutation of the run-time state.
+    /// A counter bumped by every mutation of the run-time state (and, for
+    /// a registry's toolsets, by every other change of the registry).
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
