@@ -99,17 +99,26 @@ pub fn check_tools(args: &[String]) -> ExitCode {
                 schemas,
             }]
         }
-        None => TOOLS_CRATES
-            .iter()
-            .map(|(dir, package)| Target {
-                root: workspace_root().join(dir),
-                display: Some(PathBuf::from(dir)),
-                schemas: match &schemas {
-                    Some(file) => SchemaSource::File(file.clone()),
-                    None => SchemaSource::Dump(package),
-                },
-            })
-            .collect(),
+        None => {
+            let root = match workspace_root() {
+                Ok(root) => root,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            TOOLS_CRATES
+                .iter()
+                .map(|(dir, package)| Target {
+                    root: root.join(dir),
+                    display: Some(PathBuf::from(dir)),
+                    schemas: match &schemas {
+                        Some(file) => SchemaSource::File(file.clone()),
+                        None => SchemaSource::Dump(package),
+                    },
+                })
+                .collect()
+        }
     };
 
     let mut outcomes = Vec::new();

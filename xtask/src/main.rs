@@ -54,9 +54,40 @@ fn main() -> ExitCode {
     }
 }
 
-fn workspace_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+/// The workspace xtask runs in: the nearest folder, from the current
+/// directory upward, whose `Cargo.toml` declares `[workspace]` (cargo runs
+/// `cargo xtask` where it was typed). Never the path compiled into the
+/// binary: a copy of the tree built into the same target folder must check
+/// its own sources. Found once per run.
+fn workspace_root() -> Result<PathBuf, String> {
+    static ROOT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+        find_workspace(&cwd)
+    })
+    .clone()
+}
+
+/// The nearest ancestor of `start` (itself included) whose `Cargo.toml`
+/// has a `[workspace]` table.
+fn find_workspace(start: &Path) -> Result<PathBuf, String> {
+    for dir in start.ancestors() {
+        let manifest = dir.join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| format!("cannot parse {}: {e}", manifest.display()))?;
+        if table.contains_key("workspace") {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    Err(format!(
+        "no Cargo.toml with [workspace] in {} or above: run cargo xtask inside the workspace",
+        start.display()
+    ))
 }
 
 /// The workspace's tools crates (folder, package): the built-in tools and
@@ -72,16 +103,13 @@ fn dump_example(package: &str) -> String {
 
 fn gen(args: &[String]) -> ExitCode {
     let mut check = false;
-    let mut crates: Vec<(PathBuf, Option<&str>)> = TOOLS_CRATES
-        .iter()
-        .map(|(dir, package)| (workspace_root().join(dir), Some(*package)))
-        .collect();
+    let mut one_crate: Option<PathBuf> = None;
     let mut iter = args.iter();
     while let Some(arg) = iter.next() {
         match arg.as_str() {
             "--check" => check = true,
             "--crate" => match iter.next() {
-                Some(dir) => crates = vec![(PathBuf::from(dir), None)],
+                Some(dir) => one_crate = Some(PathBuf::from(dir)),
                 None => {
                     eprintln!("error: --crate needs a directory");
                     return ExitCode::from(2);
@@ -93,6 +121,20 @@ fn gen(args: &[String]) -> ExitCode {
             }
         }
     }
+
+    let crates: Vec<(PathBuf, Option<&str>)> = match one_crate {
+        Some(dir) => vec![(dir, None)],
+        None => match workspace_root() {
+            Ok(root) => TOOLS_CRATES
+                .iter()
+                .map(|(dir, package)| (root.join(dir), Some(*package)))
+                .collect(),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
 
     // Phase 1 for every crate first: phase 2 compiles them all at once.
     let mut status = ExitCode::SUCCESS;
@@ -154,7 +196,7 @@ fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>,
         .cloned()
         .ok_or_else(|| format!("cargo built no example `{example}` for {package}"))?;
     let output = Command::new(&exe)
-        .current_dir(workspace_root())
+        .current_dir(workspace_root()?)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     if !output.status.success() {
@@ -185,7 +227,7 @@ fn build_dump_examples() -> Result<BTreeMap<String, PathBuf>, String> {
         command.args(["--example", &dump_example(package)]);
     }
     let output = command
-        .current_dir(workspace_root())
+        .current_dir(workspace_root()?)
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !output.status.success() {
