@@ -111,3 +111,34 @@ fn outside_a_workspace_is_a_usage_error() {
         );
     }
 }
+
+/// The tools crates' build scripts run only parsing and the source-level
+/// lints: their copy of `hermes-build-tools` (no features) pulls in neither
+/// the runtime nor what the runtime pulls in.
+#[test]
+fn build_scripts_do_not_pull_the_runtime() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    for heavy in ["hermes-runtime", "tokio", "schemars", "jsonschema"] {
+        // Who depends on `heavy`, in the tools crates' normal and build
+        // graphs: hermes-build-tools is only ever a build dependency there.
+        let out = Command::new(&cargo)
+            .args([
+                "tree",
+                "--offline",
+                "-e",
+                "normal,build",
+                "--prefix",
+                "none",
+            ])
+            .args(["-p", "hermes-tools", "-p", "hermes-tests", "-i", heavy])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let tree = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            !tree.lines().any(|l| l.starts_with("hermes-build-tools ")),
+            "a build script pulls in {heavy}:\n{tree}"
+        );
+    }
+}
