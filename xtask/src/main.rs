@@ -10,46 +10,61 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
 use hermes_build_tools::report::{render_text, Sources};
 use hermes_build_tools::{
     ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE, PLANS_FILE,
 };
 
-const USAGE: &str = "\
-cargo xtask <task>
+/// The project's tasks.
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    disable_version_flag = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Option<Task>,
+}
 
-Tasks:
-  gen [--check] [--crate DIR]   Discover every #[hermes_tool] function of a tools
-                                crate and write its registry, src/generated.rs
-                                (default: every tools crate of the workspace,
-                                tools/ and tests/). With --check, write nothing
-                                and fail when a checked-in registry is stale.
-  check-tools [--crate DIR] [--schemas FILE] [--format text|json]
-                                Check the tool contract: every lint of
-                                build-tools/src/lints.rs. Default: every tools
-                                crate of the workspace, with the schemas their
-                                `dump_parameters` example prints. With --crate,
-                                schemas come from --schemas or DIR/schemas.json
-                                (without one, only the source-level lints run).
-                                Exits 1 on any error.
-  bench-check [--sizes 100,1000,5000] [--keep DIR]
-                                Time check-tools on generated crates of that
-                                many tools (kept in DIR/tools-N with --keep).
-";
+#[derive(Subcommand)]
+enum Task {
+    /// Discover every #[hermes_tool] function of a tools crate and write its
+    /// registry, src/generated.rs, and its coercion plans (default: every
+    /// tools crate of the workspace, tools/ and tests/).
+    Gen(GenArgs),
+    /// Check the tool contract: every lint of build-tools/src/lints.rs.
+    /// Default: every tools crate of the workspace, with the schemas their
+    /// `dump_parameters` example prints. Exits 1 on any error.
+    CheckTools(check::CheckArgs),
+    /// Time check-tools on generated crates of that many tools.
+    BenchCheck(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Write nothing; fail when a checked-in file is stale.
+    #[arg(long)]
+    check: bool,
+    /// One tools crate (its registry only: no plans) instead of the
+    /// workspace's.
+    #[arg(long = "crate", value_name = "DIR")]
+    one_crate: Option<PathBuf>,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("gen") => gen(&args[1..]),
-        Some("check-tools") => check::check_tools(&args[1..]),
-        Some("bench-check") => bench::bench_check(&args[1..]),
-        Some("help" | "-h" | "--help") | None => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => {
-            eprintln!("error: unknown task `{other}`\n\n{USAGE}");
-            ExitCode::from(2)
+    match Cli::parse().task {
+        Some(Task::Gen(args)) => gen(args),
+        Some(Task::CheckTools(args)) => check::check_tools(args),
+        Some(Task::BenchCheck(args)) => bench::bench_check(args),
+        None => {
+            // Bare `cargo xtask` lists the tasks.
+            match Cli::command().print_help() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -101,27 +116,7 @@ fn dump_example(package: &str) -> String {
     format!("dump_{}", package.replace('-', "_"))
 }
 
-fn gen(args: &[String]) -> ExitCode {
-    let mut check = false;
-    let mut one_crate: Option<PathBuf> = None;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "--check" => check = true,
-            "--crate" => match iter.next() {
-                Some(dir) => one_crate = Some(PathBuf::from(dir)),
-                None => {
-                    eprintln!("error: --crate needs a directory");
-                    return ExitCode::from(2);
-                }
-            },
-            other => {
-                eprintln!("error: unknown option `{other}` for `gen`\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-
+fn gen(GenArgs { check, one_crate }: GenArgs) -> ExitCode {
     let crates: Vec<(PathBuf, Option<&str>)> = match one_crate {
         Some(dir) => vec![(dir, None)],
         None => match workspace_root() {
