@@ -36,7 +36,7 @@ pub const GENERATED_FILE: &str = "src/generated.rs";
 pub const TOOLSETS_FILE: &str = "toolsets.toml";
 
 /// The static coercion plans of a tools crate, relative to its root
-/// (rendered by [`plans::render_plans`], with the `plans` feature).
+/// (rendered by `plans::render_plans`, with the `plans` feature).
 pub const PLANS_FILE: &str = "src/generated_plans.rs";
 
 /// Where tool files live, relative to a tools crate's root.
