@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::toolsets::{emit_rust, Table};
+use crate::toolsets::{table_source, Table};
 use crate::{Diagnostic, DiscoveredTool, Discovery, ToolModule};
 
 /// The first lines of every generated file.
@@ -79,15 +79,11 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         };
     };
     // The toolset table of toolsets.toml, declared toolsets and bundles.
-    let table_source = emit_rust(table, "::hermes_runtime::toolsets", "TOOLSET_TABLE");
-    let table_source: String = table_source
-        .lines()
-        .filter(|l| !l.starts_with("//"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let constants = toolset_constants(table)?;
+    let table_source = table_source(table, "::hermes_runtime::toolsets", "TOOLSET_TABLE");
+    let (constants, names) = toolset_constants(table)?;
+    // The sections are apart by a blank line (token streams carry none).
     let source = format!(
-        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}\n{constants}"
+        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}\n{constants}\n\n{names}"
     );
     rustfmt(&source).map(|s| doc_attrs_to_comments(&s))
 }
@@ -123,7 +119,8 @@ fn find_arms(tools: &[(&ToolModule, &DiscoveredTool)]) -> Vec<TokenStream> {
 /// constant, so that a typo in code enabling a toolset does not compile.
 /// The constant is the name upper-cased, with every other character than a
 /// letter or digit as `_` (`hermes-cli` → `HERMES_CLI`).
-fn toolset_constants(table: &Table) -> Result<String, Box<Diagnostic>> {
+/// Also `TOOLSET_NAMES`, every such name, sorted.
+fn toolset_constants(table: &Table) -> Result<(TokenStream, TokenStream), Box<Diagnostic>> {
     let mut entries: Vec<(String, String)> = table
         .expanded_toolsets()
         .into_iter()
@@ -137,11 +134,7 @@ fn toolset_constants(table: &Table) -> Result<String, Box<Diagnostic>> {
     }));
     entries.sort();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    let mut out = String::from(
-        "/// The toolset names of toolsets.toml (declared toolsets, platform bundles,\n\
-         /// aliases) as constants: a typo in code that enables a toolset does not compile.\n\
-         pub mod toolset {\n",
-    );
+    let mut constants = Vec::new();
     for (name, description) in &entries {
         let ident = constant_name(name);
         if let Some(other) = seen.insert(ident.clone(), name.clone()) {
@@ -153,20 +146,27 @@ fn toolset_constants(table: &Table) -> Result<String, Box<Diagnostic>> {
                 .help("rename one of them"),
             ));
         }
-        let doc = description.replace(['\n', '\r'], " ");
-        out.push_str(&format!(
-            "    /// {}\n    pub const {ident}: &str = {name:?};\n",
-            doc.trim()
-        ));
+        let doc = format!(" {}", description.replace(['\n', '\r'], " ").trim());
+        let ident = format_ident!("{ident}");
+        constants.push(quote! {
+            #[doc = #doc]
+            pub const #ident: &str = #name;
+        });
     }
-    out.push_str(
-        "}\n\n/// Every name of [`toolset`], sorted.\npub const TOOLSET_NAMES: &[&str] = &[",
-    );
-    for (name, _) in &entries {
-        out.push_str(&format!("{name:?}, "));
-    }
-    out.push_str("];\n");
-    Ok(out)
+    let names = entries.iter().map(|(name, _)| name);
+    Ok((
+        quote! {
+            /// The toolset names of toolsets.toml (declared toolsets, platform bundles,
+            /// aliases) as constants: a typo in code that enables a toolset does not compile.
+            pub mod toolset {
+                #(#constants)*
+            }
+        },
+        quote! {
+            /// Every name of [`toolset`], sorted.
+            pub const TOOLSET_NAMES: &[&str] = &[#(#names),*];
+        },
+    ))
 }
 
 fn constant_name(name: &str) -> String {
@@ -186,16 +186,19 @@ fn constant_name(name: &str) -> String {
     ident
 }
 
-/// `#[doc = r" text"]`, as `quote!` renders `///`, back to `/// text`.
+/// `#[doc = r" text"]`, as `quote!` renders `///`, back to `/// text`;
+/// also `#[doc = " text"]` (a doc from a string) when it has no escapes.
+/// Stable rustfmt cannot do it (`normalize_doc_attributes` is unstable).
 fn doc_attrs_to_comments(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     for line in source.lines() {
         let trimmed = line.trim_start();
         let indent = &line[..line.len() - trimmed.len()];
-        match trimmed
-            .strip_prefix("#[doc = r\"")
-            .and_then(|rest| rest.strip_suffix("\"]"))
-        {
+        let raw = trimmed.strip_prefix("#[doc = r\"");
+        let plain = trimmed
+            .strip_prefix("#[doc = \"")
+            .filter(|rest| !rest.contains('\\'));
+        match raw.or(plain).and_then(|rest| rest.strip_suffix("\"]")) {
             Some(text) => {
                 out.push_str(indent);
                 out.push_str("///");
@@ -247,6 +250,28 @@ mod tests {
             "HERMES_WECOM_CALLBACK"
         );
         assert_eq!(constant_name("3d"), "_3D");
+    }
+
+    #[test]
+    fn doc_attributes_become_comments_unless_escaped() {
+        let (constants, _) = toolset_constants(
+            &crate::toolsets::parse_table(
+                "[toolsets.a]\ndescription = \"Plain `a`\"\n[toolsets.b]\ndescription = 'Say \"hi\"'\n",
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        let source = doc_attrs_to_comments(&rustfmt(&constants.to_string()).unwrap());
+        assert!(
+            source.contains("    /// Plain `a`\n    pub const A: &str = \"a\";"),
+            "{source}"
+        );
+        // An escaped quote stays an attribute: `///` would show the backslash.
+        assert!(source.contains(r#"#[doc = " Say \"hi\""]"#), "{source}");
+        assert!(
+            source.contains("/// The toolset names of toolsets.toml"),
+            "{source}"
+        );
     }
 
     #[test]

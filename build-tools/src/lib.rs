@@ -6,11 +6,17 @@
 //! only when it changed, or, when checking, reports that it is stale.
 //! [`lints`] checks the tool contract (`cargo xtask check-tools`, and the
 //! tools crates' build scripts); [`report`] renders diagnostics.
+//!
+//! Build scripts use this crate with no features: parsing and the
+//! source-level lints. The `plans` feature (coercion plans) and the
+//! `schema` feature (schema-level lints, provider dialects) need
+//! `hermes-runtime`, so tokio and schemars; only `cargo xtask` enables them.
 
 pub mod diagnostic;
 pub mod discover;
 pub mod generate;
 pub mod lints;
+#[cfg(feature = "plans")]
 pub mod plans;
 pub mod report;
 pub mod toolsets;
@@ -18,7 +24,8 @@ pub mod toolsets;
 pub use diagnostic::{Diagnostic, Label, Severity};
 pub use discover::{discover, DiscoveredTool, Discovery, ToolModule};
 pub use generate::{generate, GENERATED_PREAMBLE};
-pub use plans::{render_plans, PLANS_FILE};
+#[cfg(feature = "plans")]
+pub use plans::render_plans;
 
 use std::path::Path;
 
@@ -27,6 +34,10 @@ pub const GENERATED_FILE: &str = "src/generated.rs";
 
 /// The toolset table of a tools crate, relative to its root.
 pub const TOOLSETS_FILE: &str = "toolsets.toml";
+
+/// The static coercion plans of a tools crate, relative to its root
+/// (rendered by `plans::render_plans`, with the `plans` feature).
+pub const PLANS_FILE: &str = "src/generated_plans.rs";
 
 /// Where tool files live, relative to a tools crate's root.
 pub const TOOLS_DIR: &str = "src/tools";

@@ -872,13 +872,22 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
 
 /// Rust source for a `static` `hermes_runtime::toolsets::StaticTable` holding `table`
 /// (declared toolsets plus generated bundles, sorted by name), for a build
-/// script to write into `OUT_DIR` and the crate to `include!`.
+/// script to write into `OUT_DIR` and the crate to `include!`: the
+/// [`table_source`] the registry holds, behind a `// @generated` line.
 ///
 /// `types` is the path the generated code uses for the `resolve` types (for
 /// example `crate::resolve`); `item` is the name of the generated static.
-/// The output is deterministic and rustfmt-independent; it starts with a
-/// plain `//` comment so that it can be `include!`d.
+/// The output is deterministic and rustfmt-independent.
 pub fn emit_rust(table: &Table, types: &str, item: &str) -> String {
+    format!(
+        "// @generated from toolsets.toml by table::emit_rust. Do not edit.\n{}",
+        table_source(table, types, item)
+    )
+}
+
+/// The `static` of [`emit_rust`], without its header line: what the
+/// registry (`generate`) writes.
+pub fn table_source(table: &Table, types: &str, item: &str) -> String {
     fn list(out: &mut String, entries: &[Entry]) {
         out.push_str("&[");
         for (i, e) in entries.iter().enumerate() {
@@ -891,7 +900,6 @@ pub fn emit_rust(table: &Table, types: &str, item: &str) -> String {
     }
 
     let mut out = String::new();
-    out.push_str("// @generated from toolsets.toml by table::emit_rust. Do not edit.\n");
     out.push_str(&format!(
         "pub static {item}: {types}::StaticTable = {types}::StaticTable {{\n"
     ));

@@ -20,34 +20,25 @@ const TOOLS_PER_FILE: usize = 10;
 const TOOLS_PER_TOOLSET: usize = 50;
 const RUNS: usize = 3;
 
-pub fn bench_check(args: &[String]) -> ExitCode {
-    let mut sizes = vec![100, 1_000, 5_000];
-    let mut keep: Option<PathBuf> = None;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match (arg.as_str(), iter.next()) {
-            ("--sizes", Some(list)) => {
-                match list
-                    .split(',')
-                    .map(|s| s.trim().replace('_', "").parse::<usize>())
-                    .collect::<Result<Vec<_>, _>>()
-                {
-                    Ok(list) if !list.is_empty() => sizes = list,
-                    _ => {
-                        eprintln!("error: --sizes takes numbers separated by commas");
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            ("--keep", Some(dir)) => keep = Some(dir.into()),
-            _ => {
-                eprintln!(
-                    "error: usage: cargo xtask bench-check [--sizes 100,1000,5000] [--keep DIR]"
-                );
-                return ExitCode::from(2);
-            }
-        }
-    }
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// How many tools each generated crate has.
+    #[arg(long, value_delimiter = ',', value_parser = size, default_value = "100,1000,5000")]
+    sizes: Vec<usize>,
+    /// Keep the crates in DIR/tools-N.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+}
+
+/// A crate size: a number, `_` allowed between digits (`5_000`).
+fn size(s: &str) -> Result<usize, String> {
+    s.trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of tools"))
+}
+
+pub fn bench_check(BenchArgs { sizes, keep }: BenchArgs) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => {

@@ -11,16 +11,31 @@ use hermes_build_tools::report::{render_text, summary, to_json, Sources};
 use hermes_build_tools::Diagnostic;
 use serde_json::{json, Value};
 
-use crate::{dump_parameters, workspace_root, TOOLS_CRATES, USAGE};
+use crate::{dump_parameters, workspace_root, TOOLS_CRATES};
 
 /// The schemas of a fixture crate, beside its `toolsets.toml`: the same
 /// `{tool name: parameters}` object `dump_parameters` prints.
 pub const SCHEMAS_FILE: &str = "schemas.json";
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Format {
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
     Text,
     Json,
+}
+
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// One crate instead of the workspace's; its schemas come from
+    /// --schemas or DIR/schemas.json (without one, only the source-level
+    /// lints run).
+    #[arg(long = "crate", value_name = "DIR")]
+    one_crate: Option<PathBuf>,
+    /// The `{tool name: parameters}` object to check the schemas of.
+    #[arg(long, value_name = "FILE")]
+    schemas: Option<PathBuf>,
+    /// How to report: rustc-style text on stderr or JSON on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
 }
 
 /// One crate to check, and where its schemas come from.
@@ -47,45 +62,14 @@ struct Outcome {
     root: PathBuf,
 }
 
-pub fn check_tools(args: &[String]) -> ExitCode {
-    let mut format = Format::Text;
-    let mut crate_dir: Option<PathBuf> = None;
-    let mut schemas: Option<PathBuf> = None;
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        let value = |iter: &mut std::slice::Iter<'_, String>, what: &str| {
-            let v = iter.next().cloned();
-            if v.is_none() {
-                eprintln!("error: {arg} needs {what}");
-            }
-            v
-        };
-        match arg.as_str() {
-            "--crate" => match value(&mut iter, "a directory") {
-                Some(v) => crate_dir = Some(v.into()),
-                None => return ExitCode::from(2),
-            },
-            "--schemas" => match value(&mut iter, "a file") {
-                Some(v) => schemas = Some(v.into()),
-                None => return ExitCode::from(2),
-            },
-            "--format" => match value(&mut iter, "`text` or `json`").as_deref() {
-                Some("text") => format = Format::Text,
-                Some("json") => format = Format::Json,
-                Some(other) => {
-                    eprintln!("error: unknown format `{other}`; expected `text` or `json`");
-                    return ExitCode::from(2);
-                }
-                None => return ExitCode::from(2),
-            },
-            other => {
-                eprintln!("error: unknown option `{other}` for `check-tools`\n\n{USAGE}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-
-    let targets: Vec<Target> = match crate_dir {
+pub fn check_tools(
+    CheckArgs {
+        one_crate,
+        schemas,
+        format,
+    }: CheckArgs,
+) -> ExitCode {
+    let targets: Vec<Target> = match one_crate {
         Some(root) => {
             let file = schemas.unwrap_or_else(|| root.join(SCHEMAS_FILE));
             let schemas = if file.is_file() {
@@ -99,17 +83,26 @@ pub fn check_tools(args: &[String]) -> ExitCode {
                 schemas,
             }]
         }
-        None => TOOLS_CRATES
-            .iter()
-            .map(|(dir, package)| Target {
-                root: workspace_root().join(dir),
-                display: Some(PathBuf::from(dir)),
-                schemas: match &schemas {
-                    Some(file) => SchemaSource::File(file.clone()),
-                    None => SchemaSource::Dump(package),
-                },
-            })
-            .collect(),
+        None => {
+            let root = match workspace_root() {
+                Ok(root) => root,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            TOOLS_CRATES
+                .iter()
+                .map(|(dir, package)| Target {
+                    root: root.join(dir),
+                    display: Some(PathBuf::from(dir)),
+                    schemas: match &schemas {
+                        Some(file) => SchemaSource::File(file.clone()),
+                        None => SchemaSource::Dump(package),
+                    },
+                })
+                .collect()
+        }
     };
 
     let mut outcomes = Vec::new();

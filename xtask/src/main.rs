@@ -10,53 +10,99 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::OnceLock;
 
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
 use hermes_build_tools::report::{render_text, Sources};
 use hermes_build_tools::{
     ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE, PLANS_FILE,
 };
 
-const USAGE: &str = "\
-cargo xtask <task>
+/// The project's tasks.
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    disable_version_flag = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Option<Task>,
+}
 
-Tasks:
-  gen [--check] [--crate DIR]   Discover every #[hermes_tool] function of a tools
-                                crate and write its registry, src/generated.rs
-                                (default: every tools crate of the workspace,
-                                tools/ and tests/). With --check, write nothing
-                                and fail when a checked-in registry is stale.
-  check-tools [--crate DIR] [--schemas FILE] [--format text|json]
-                                Check the tool contract: every lint of
-                                build-tools/src/lints.rs. Default: every tools
-                                crate of the workspace, with the schemas their
-                                `dump_parameters` example prints. With --crate,
-                                schemas come from --schemas or DIR/schemas.json
-                                (without one, only the source-level lints run).
-                                Exits 1 on any error.
-  bench-check [--sizes 100,1000,5000] [--keep DIR]
-                                Time check-tools on generated crates of that
-                                many tools (kept in DIR/tools-N with --keep).
-";
+#[derive(Subcommand)]
+enum Task {
+    /// Discover every #[hermes_tool] function of a tools crate and write its
+    /// registry, src/generated.rs, and its coercion plans (default: every
+    /// tools crate of the workspace, tools/ and tests/).
+    Gen(GenArgs),
+    /// Check the tool contract: every lint of build-tools/src/lints.rs.
+    /// Default: every tools crate of the workspace, with the schemas their
+    /// `dump_parameters` example prints. Exits 1 on any error.
+    CheckTools(check::CheckArgs),
+    /// Time check-tools on generated crates of that many tools.
+    BenchCheck(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Write nothing; fail when a checked-in file is stale.
+    #[arg(long)]
+    check: bool,
+    /// One tools crate (its registry only: no plans) instead of the
+    /// workspace's.
+    #[arg(long = "crate", value_name = "DIR")]
+    one_crate: Option<PathBuf>,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("gen") => gen(&args[1..]),
-        Some("check-tools") => check::check_tools(&args[1..]),
-        Some("bench-check") => bench::bench_check(&args[1..]),
-        Some("help" | "-h" | "--help") | None => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => {
-            eprintln!("error: unknown task `{other}`\n\n{USAGE}");
-            ExitCode::from(2)
+    match Cli::parse().task {
+        Some(Task::Gen(args)) => gen(args),
+        Some(Task::CheckTools(args)) => check::check_tools(args),
+        Some(Task::BenchCheck(args)) => bench::bench_check(args),
+        None => {
+            // Bare `cargo xtask` lists the tasks.
+            match Cli::command().print_help() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(_) => ExitCode::FAILURE,
+            }
         }
     }
 }
 
-fn workspace_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+/// The workspace xtask runs in: the nearest folder, from the current
+/// directory upward, whose `Cargo.toml` declares `[workspace]` (cargo runs
+/// `cargo xtask` where it was typed). Never the path compiled into the
+/// binary: a copy of the tree built into the same target folder must check
+/// its own sources. Found once per run.
+fn workspace_root() -> Result<PathBuf, String> {
+    static ROOT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let cwd = std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?;
+        find_workspace(&cwd)
+    })
+    .clone()
+}
+
+/// The nearest ancestor of `start` (itself included) whose `Cargo.toml`
+/// has a `[workspace]` table.
+fn find_workspace(start: &Path) -> Result<PathBuf, String> {
+    for dir in start.ancestors() {
+        let manifest = dir.join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| format!("cannot parse {}: {e}", manifest.display()))?;
+        if table.contains_key("workspace") {
+            return Ok(dir.to_path_buf());
+        }
+    }
+    Err(format!(
+        "no Cargo.toml with [workspace] in {} or above: run cargo xtask inside the workspace",
+        start.display()
+    ))
 }
 
 /// The workspace's tools crates (folder, package): the built-in tools and
@@ -70,29 +116,20 @@ fn dump_example(package: &str) -> String {
     format!("dump_{}", package.replace('-', "_"))
 }
 
-fn gen(args: &[String]) -> ExitCode {
-    let mut check = false;
-    let mut crates: Vec<(PathBuf, Option<&str>)> = TOOLS_CRATES
-        .iter()
-        .map(|(dir, package)| (workspace_root().join(dir), Some(*package)))
-        .collect();
-    let mut iter = args.iter();
-    while let Some(arg) = iter.next() {
-        match arg.as_str() {
-            "--check" => check = true,
-            "--crate" => match iter.next() {
-                Some(dir) => crates = vec![(PathBuf::from(dir), None)],
-                None => {
-                    eprintln!("error: --crate needs a directory");
-                    return ExitCode::from(2);
-                }
-            },
-            other => {
-                eprintln!("error: unknown option `{other}` for `gen`\n\n{USAGE}");
+fn gen(GenArgs { check, one_crate }: GenArgs) -> ExitCode {
+    let crates: Vec<(PathBuf, Option<&str>)> = match one_crate {
+        Some(dir) => vec![(dir, None)],
+        None => match workspace_root() {
+            Ok(root) => TOOLS_CRATES
+                .iter()
+                .map(|(dir, package)| (root.join(dir), Some(*package)))
+                .collect(),
+            Err(e) => {
+                eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
-        }
-    }
+        },
+    };
 
     // Phase 1 for every crate first: phase 2 compiles them all at once.
     let mut status = ExitCode::SUCCESS;
@@ -154,7 +191,7 @@ fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>,
         .cloned()
         .ok_or_else(|| format!("cargo built no example `{example}` for {package}"))?;
     let output = Command::new(&exe)
-        .current_dir(workspace_root())
+        .current_dir(workspace_root()?)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
     if !output.status.success() {
@@ -185,7 +222,7 @@ fn build_dump_examples() -> Result<BTreeMap<String, PathBuf>, String> {
         command.args(["--example", &dump_example(package)]);
     }
     let output = command
-        .current_dir(workspace_root())
+        .current_dir(workspace_root()?)
         .output()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !output.status.success() {

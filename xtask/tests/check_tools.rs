@@ -154,6 +154,10 @@ fn bad_options_exit_2() {
         &["check-tools", "--format", "xml"][..],
         &["check-tools", "--bogus"][..],
         &["check-tools", "--crate"][..],
+        &["gen", "--bogus"][..],
+        &["gen", "--crate"][..],
+        &["bench-check", "--sizes", "100,x"][..],
+        &["no-such-task"][..],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
             .args(args)

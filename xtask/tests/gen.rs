@@ -130,7 +130,20 @@ fn attribute_errors_are_the_macros_errors_with_a_location() {
 fn bare_xtask_lists_the_tasks() {
     let out = Command::new(env!("CARGO_BIN_EXE_xtask")).output().unwrap();
     assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("gen [--check]"));
+    let listing = String::from_utf8_lossy(&out.stdout);
+    for task in ["gen", "check-tools", "bench-check"] {
+        assert!(listing.contains(&format!("\n  {task} ")), "{listing}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["gen", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("--check") && help.contains("--crate <DIR>"),
+        "{help}"
+    );
 }
 
 #[test]
