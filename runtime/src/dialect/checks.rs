@@ -74,14 +74,7 @@ pub fn check(tool_in_dialect_form: &Value, dialect: Dialect) -> Vec<DialectIssue
             }
         }
     }
-    found
-        .into_iter()
-        .map(|(path, message)| DialectIssue {
-            dialect,
-            path,
-            message,
-        })
-        .collect()
+    super::tag_issues(found, dialect)
 }
 
 #[derive(Default)]

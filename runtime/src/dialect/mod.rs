@@ -367,20 +367,23 @@ pub(super) type Found = (String, String);
 ///
 /// # Errors
 ///
+/// What was found, as the dialect's issues.
+pub(super) fn tag_issues(found: Vec<Found>, dialect: Dialect) -> Vec<DialectIssue> {
+    found
+        .into_iter()
+        .map(|(path, message)| DialectIssue {
+            dialect,
+            path,
+            message,
+        })
+        .collect()
+}
+
 /// Every construct the dialect cannot carry without changing what the tool
 /// accepts, as one [`DialectIssue`] each; also every rule of [`check`] the
 /// result would break (such as a tool name the backend refuses).
 pub fn rewrite(tool: &Value, dialect: Dialect) -> Result<Value, Vec<DialectIssue>> {
-    let tag = |found: Vec<Found>| -> Vec<DialectIssue> {
-        found
-            .into_iter()
-            .map(|(path, message)| DialectIssue {
-                dialect,
-                path,
-                message,
-            })
-            .collect()
-    };
+    let tag = |found: Vec<Found>| tag_issues(found, dialect);
     let parts = parse_tool(tool).map_err(|m| tag(vec![(String::new(), m)]))?;
     let mut found = Vec::new();
     let parameters = parts.parameters.clone().unwrap_or_else(empty_object_schema);
