@@ -18,6 +18,7 @@ use crate::entry::{HandlerFuture, ToolEntry};
 use crate::hooks::{
     ExecutionMiddleware, HookSet, PostCallHook, PreCallHook, RequestMiddleware, ResultTransformHook,
 };
+pub use crate::tables::{StaticPlans, StaticTables, StaticTools};
 use crate::tool::{RegisterError, RuntimeTool, RuntimeToolSpec, ToolRef, ToolSource};
 use crate::toolsets::Toolsets;
 use crate::ToolContext;
@@ -63,25 +64,6 @@ impl Default for DispatchConfig {
             max_abandoned_blocking: DEFAULT_MAX_ABANDONED,
         }
     }
-}
-
-/// The generated, phf-indexed table: tool name → entry.
-pub type StaticTools = phf::Map<&'static str, &'static ToolEntry>;
-
-/// The generated coercion plans: tool name → plan.
-pub type StaticPlans = phf::Map<&'static str, &'static CoercionPlan>;
-
-/// Everything `cargo xtask gen` emits for one tools crate
-/// (`hermes_tools::generated::TABLES`).
-#[derive(Debug)]
-pub struct StaticTables {
-    pub tools: &'static StaticTools,
-    /// The generated `find_tool`: `tools.get(name)` by a `match`, which
-    /// dispatch resolves names with (phf's SipHash is most of a phf lookup).
-    pub find_tool: fn(&str) -> Option<&'static ToolEntry>,
-    pub plans: &'static StaticPlans,
-    /// The toolset table of `toolsets.toml`.
-    pub toolsets: &'static crate::toolsets::StaticTable,
 }
 
 /// The tools an agent can call, their toolsets and availability answers.
