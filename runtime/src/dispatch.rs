@@ -86,7 +86,7 @@ impl Registry {
                 return self.run_tool(tool, ctx, args, &NO_HOOKS).await.0;
             }
         }
-        let hooks = self.hooks.load_full();
+        let hooks = self.dispatch_state().hooks();
         self.dispatch_hooked(name, tool, args, ctx, &hooks).await
     }
 
@@ -127,7 +127,7 @@ impl Registry {
                 cap: cap.unwrap_or(DEFAULT_MAX_RESULT_CHARS),
             };
         }
-        let config = self.config.load();
+        let config = self.dispatch_state().config();
         let configured = if config.tool_timeouts.is_empty() {
             None
         } else {
@@ -176,7 +176,7 @@ impl Registry {
         }
 
         if AGENT_LOOP_TOOLS.contains(&name) {
-            let executor = self.agent_loop.load().get(name).cloned();
+            let executor = self.dispatch_state().agent_loop_executor(name);
             let result = match executor {
                 Some(exec) => {
                     match guarded("agent-loop executor", name, || exec(ctx.clone(), args)) {

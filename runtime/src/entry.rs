@@ -8,7 +8,6 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::coerce::CoercionPlan;
-use crate::registry::StaticPlans;
 use crate::{Profile, ToolContext};
 
 /// The future an async handler returns: the JSON string for the model.
@@ -121,7 +120,12 @@ impl ToolEntry {
 
     /// The coercion plan: the static one the build step emitted, else one
     /// compiled from the schema once. Dispatch never walks schema JSON.
-    pub fn coercion_plan(&self, plans: &'static StaticPlans) -> &CoercionPlan {
+    /// `plans` is a [`StaticPlans`](crate::registry::StaticPlans), written
+    /// out so this module needs nothing from the table module, which needs it.
+    pub fn coercion_plan(
+        &self,
+        plans: &'static phf::Map<&'static str, &'static CoercionPlan>,
+    ) -> &CoercionPlan {
         let slot = self.cache.plan.get_or_init(|| match plans.get(self.name) {
             Some(plan) => PlanSlot::Static(plan),
             None => PlanSlot::Compiled(CoercionPlan::compile(self.parameters())),

@@ -24,6 +24,7 @@ mod cap;
 mod catch;
 mod direct;
 mod schema;
+mod tables;
 
 #[doc(hidden)]
 pub mod __private;

@@ -18,6 +18,7 @@ use crate::entry::{HandlerFuture, ToolEntry};
 use crate::hooks::{
     ExecutionMiddleware, HookSet, PostCallHook, PreCallHook, RequestMiddleware, ResultTransformHook,
 };
+pub use crate::tables::{StaticPlans, StaticTables, StaticTools};
 use crate::tool::{RegisterError, RuntimeTool, RuntimeToolSpec, ToolRef, ToolSource};
 use crate::toolsets::Toolsets;
 use crate::ToolContext;
@@ -65,25 +66,6 @@ impl Default for DispatchConfig {
     }
 }
 
-/// The generated, phf-indexed table: tool name → entry.
-pub type StaticTools = phf::Map<&'static str, &'static ToolEntry>;
-
-/// The generated coercion plans: tool name → plan.
-pub type StaticPlans = phf::Map<&'static str, &'static CoercionPlan>;
-
-/// Everything `cargo xtask gen` emits for one tools crate
-/// (`hermes_tools::generated::TABLES`).
-#[derive(Debug)]
-pub struct StaticTables {
-    pub tools: &'static StaticTools,
-    /// The generated `find_tool`: `tools.get(name)` by a `match`, which
-    /// dispatch resolves names with (phf's SipHash is most of a phf lookup).
-    pub find_tool: fn(&str) -> Option<&'static ToolEntry>,
-    pub plans: &'static StaticPlans,
-    /// The toolset table of `toolsets.toml`.
-    pub toolsets: &'static crate::toolsets::StaticTable,
-}
-
 /// The tools an agent can call, their toolsets and availability answers.
 /// Build one per process (`hermes_tools::registry()`) and share it.
 pub struct Registry {
@@ -96,9 +78,8 @@ pub struct Registry {
     /// Run-time tools: a snapshot readers load without locking; writers
     /// copy, modify and swap under `write_lock`.
     runtime: ArcSwap<HashMap<String, Arc<RuntimeTool>>>,
-    pub(crate) hooks: ArcSwap<HookSet>,
-    pub(crate) config: ArcSwap<DispatchConfig>,
-    pub(crate) agent_loop: ArcSwap<HashMap<String, AgentLoopExecutor>>,
+    /// Hooks, dispatch settings and agent-loop executors.
+    dispatch: DispatchState,
     write_lock: Mutex<()>,
     blocking: BlockingWork,
     allow_plugin_overrides: AtomicBool,
@@ -109,6 +90,42 @@ pub struct Registry {
     /// other than the defaults exist, read by dispatch with one atomic load
     /// (an `ArcSwap` load costs a fence).
     busy: AtomicU8,
+}
+
+/// What dispatch reads besides the tools: hooks and middleware, the
+/// dispatch settings and the agent-loop executors. Readers load snapshots
+/// without locking; the registry replaces them under its `write_lock`.
+pub(crate) struct DispatchState {
+    hooks: ArcSwap<HookSet>,
+    config: ArcSwap<DispatchConfig>,
+    agent_loop: ArcSwap<HashMap<String, AgentLoopExecutor>>,
+}
+
+impl DispatchState {
+    fn new() -> Self {
+        DispatchState {
+            hooks: ArcSwap::from_pointee(HookSet::default()),
+            config: ArcSwap::from_pointee(DispatchConfig::default()),
+            agent_loop: ArcSwap::from_pointee(HashMap::new()),
+        }
+    }
+
+    /// The hooks and middleware now registered.
+    #[inline]
+    pub(crate) fn hooks(&self) -> Arc<HookSet> {
+        self.hooks.load_full()
+    }
+
+    /// The dispatch settings now in force.
+    #[inline]
+    pub(crate) fn config(&self) -> arc_swap::Guard<Arc<DispatchConfig>> {
+        self.config.load()
+    }
+
+    /// The executor the agent set for the agent-loop tool `name`.
+    pub(crate) fn agent_loop_executor(&self, name: &str) -> Option<AgentLoopExecutor> {
+        self.agent_loop.load().get(name).cloned()
+    }
 }
 
 /// Bits of `Registry::busy`.
@@ -145,15 +162,19 @@ impl Registry {
             availability,
             definitions: Mutex::new(DefinitionsState::default()),
             runtime: ArcSwap::from_pointee(HashMap::new()),
-            hooks: ArcSwap::from_pointee(HookSet::default()),
-            config: ArcSwap::from_pointee(DispatchConfig::default()),
-            agent_loop: ArcSwap::from_pointee(HashMap::new()),
+            dispatch: DispatchState::new(),
             write_lock: Mutex::new(()),
             blocking: BlockingWork::default(),
             allow_plugin_overrides: AtomicBool::new(false),
             generation,
             busy: AtomicU8::new(0),
         }
+    }
+
+    /// Hooks, dispatch settings and agent-loop executors, for dispatch.
+    #[inline]
+    pub(crate) fn dispatch_state(&self) -> &DispatchState {
+        &self.dispatch
     }
 
     pub(crate) fn plans(&self) -> &'static StaticPlans {
@@ -411,10 +432,10 @@ impl Registry {
 
     fn edit_hooks(&self, f: impl FnOnce(&mut HookSet)) {
         let _w = self.writer();
-        let mut next = (**self.hooks.load()).clone();
+        let mut next = (**self.dispatch.hooks.load()).clone();
         f(&mut next);
         self.set_busy(Busy::Hooks, !next.is_empty());
-        self.hooks.store(Arc::new(next));
+        self.dispatch.hooks.store(Arc::new(next));
     }
 
     /// Replaces the dispatch settings.
@@ -428,11 +449,11 @@ impl Registry {
         // Bit last when leaving the defaults, first when returning to them:
         // a reader that sees the bit clear never misses a setting.
         if default {
-            self.config.store(Arc::new(config));
+            self.dispatch.config.store(Arc::new(config));
             self.set_busy(Busy::Configured, false);
         } else {
             self.set_busy(Busy::Configured, true);
-            self.config.store(Arc::new(config));
+            self.dispatch.config.store(Arc::new(config));
         }
     }
 
@@ -444,15 +465,15 @@ impl Registry {
     }
 
     pub fn dispatch_config(&self) -> DispatchConfig {
-        (**self.config.load()).clone()
+        (**self.dispatch.config.load()).clone()
     }
 
     /// Lets the agent answer an agent-loop tool (`todo`, `memory`, …) inline.
     pub fn set_agent_loop_executor(&self, tool: &str, executor: AgentLoopExecutor) {
         let _w = self.writer();
-        let mut next = (**self.agent_loop.load()).clone();
+        let mut next = (**self.dispatch.agent_loop.load()).clone();
         next.insert(tool.to_string(), executor);
-        self.agent_loop.store(Arc::new(next));
+        self.dispatch.agent_loop.store(Arc::new(next));
     }
 
     pub(crate) fn definitions_state(&self) -> &Mutex<DefinitionsState> {

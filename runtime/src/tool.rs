@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::availability::CheckFn;
 use crate::coerce::CoercionPlan;
 use crate::entry::{Handler, HandlerFuture, ToolEntry};
-use crate::registry::StaticPlans;
+use crate::tables::StaticPlans;
 use crate::ToolContext;
 
 /// A run-time tool's handler.
