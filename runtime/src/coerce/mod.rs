@@ -88,14 +88,14 @@
 //! [`CoercionPlan::compile`] reads the schema once; [`CoercionPlan::apply`]
 //! never walks schema JSON. Every plan type is plain data built from
 //! `Cow<'static, ..>`, `u8` flags and enums, so a plan can be a `static`:
-//! [`CoercionPlan::to_rust_expr`] prints the Rust constant expression that
-//! rebuilds it, for the build step that emits plans of built-in tools. Plans
+//! `hermes_build_tools::plans::plan_expr` prints the Rust constant expression
+//! that rebuilds it, for the build step that emits plans of built-in tools (the
+//! runtime holds only what the generated code needs at run time). Plans
 //! keep names sorted by length, then bytes, so that looking up an argument name
 //! mostly compares lengths only; a hand-written plan must keep that order.
 
 mod apply;
 mod compile;
-mod emit;
 mod float;
 
 use serde_json::{Map, Number, Value};
@@ -125,7 +125,7 @@ pub enum Kind {
 /// A compiled coercion plan for one tool's `parameters` schema.
 ///
 /// Build it with [`CoercionPlan::compile`], or as a `static` from the text of
-/// [`CoercionPlan::to_rust_expr`].
+/// `hermes_build_tools::plans::plan_expr`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CoercionPlan {
     /// The top-level properties whose values coercion can change, sorted by
