@@ -85,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
         let args = pair.pop().unwrap_or_default();
         let parameters = pair.pop().unwrap_or_default();
         let plan = CoercionPlan::compile(&parameters);
-        let _ = plan.to_rust_expr();
+        let _ = hermes_build_tools::plans::plan_expr(&plan);
         let once = check("schema mode", &plan, &args);
         let from_args = coerce_args(&parameters, args.clone());
         assert!(

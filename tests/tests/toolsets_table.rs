@@ -789,8 +789,8 @@ fn generated_bundles_keep_core_order_then_extras() {
 
 #[test]
 fn module_doc_example_is_valid() {
-    // The format example in `table.rs`'s module docs must parse and validate.
-    let source = include_str!("../../build-tools/src/toolsets.rs");
+    // The format example in `toolsets/mod.rs`'s module docs must parse and validate.
+    let source = include_str!("../../build-tools/src/toolsets/mod.rs");
     let mut example = String::new();
     let mut inside = false;
     for line in source.lines().filter_map(|l| l.strip_prefix("//!")) {

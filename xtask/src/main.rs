@@ -35,7 +35,7 @@ enum Task {
     /// registry, src/generated.rs, and its coercion plans (default: every
     /// tools crate of the workspace, tools/ and tests/).
     Gen(GenArgs),
-    /// Check the tool contract: every lint of build-tools/src/lints.rs.
+    /// Check the tool contract: every lint of build-tools/src/lints/.
     /// Default: every tools crate of the workspace, with the schemas their
     /// `dump_parameters` example prints. Exits 1 on any error.
     CheckTools(check::CheckArgs),
