@@ -38,8 +38,10 @@ pub const AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory", "session_search", "del
 /// An inline executor the agent registers for an agent-loop tool.
 pub type AgentLoopExecutor = Arc<dyn Fn(ToolContext, Value) -> HandlerFuture + Send + Sync>;
 
-/// Settings of the dispatch pipeline.
+/// Settings of the dispatch pipeline. New settings may be added: build one
+/// from [`DispatchConfig::default`] and its `with_*` methods.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DispatchConfig {
     /// Results longer than this (in characters) are cut, unless the tool
     /// sets its own `max_result_chars`.
@@ -62,6 +64,32 @@ impl Default for DispatchConfig {
             tool_timeouts: HashMap::new(),
             max_abandoned_blocking: DEFAULT_MAX_ABANDONED,
         }
+    }
+}
+
+impl DispatchConfig {
+    /// Sets [`DispatchConfig::default_max_result_chars`].
+    pub fn with_default_max_result_chars(mut self, chars: usize) -> Self {
+        self.default_max_result_chars = chars;
+        self
+    }
+
+    /// Sets [`DispatchConfig::default_timeout`].
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Adds (or replaces) the timeout of one tool.
+    pub fn with_tool_timeout(mut self, tool: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.insert(tool.into(), timeout);
+        self
+    }
+
+    /// Sets [`DispatchConfig::max_abandoned_blocking`].
+    pub fn with_max_abandoned_blocking(mut self, max: usize) -> Self {
+        self.max_abandoned_blocking = max;
+        self
     }
 }
 
