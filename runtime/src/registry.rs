@@ -264,7 +264,10 @@ impl Registry {
         let existing = map
             .get(&spec.name)
             .map(|t| (t.spec.toolset.clone(), false))
-            .or_else(|| self.get(&spec.name).map(|e| (e.toolset.to_string(), true)));
+            .or_else(|| {
+                self.builtin(&spec.name)
+                    .map(|e| (e.toolset.to_string(), true))
+            });
         let mut replaced = None;
         if let Some((existing_toolset, is_builtin)) = existing {
             let both_mcp = existing_toolset.starts_with("mcp-") && spec.toolset.starts_with("mcp-");
@@ -382,7 +385,7 @@ impl Registry {
         errors
     }
 
-    /// A static or run-time tool by name (a run-time override wins).
+    /// The tool `name`, built-in or run-time (a run-time override wins).
     pub fn tool(&self, name: &str) -> Option<ToolRef> {
         let runtime = self.runtime.load();
         if !runtime.is_empty() {
@@ -390,10 +393,10 @@ impl Registry {
                 return Some(ToolRef::Runtime(t.clone()));
             }
         }
-        self.get(name).map(ToolRef::Static)
+        self.builtin(name).map(ToolRef::Static)
     }
 
-    /// Every tool, static and run-time, sorted by name.
+    /// Every tool, built-in and run-time, sorted by name.
     pub fn tools(&self) -> Vec<ToolRef> {
         let runtime = self.runtime.load();
         let mut tools: Vec<ToolRef> = runtime.values().cloned().map(ToolRef::Runtime).collect();
@@ -407,7 +410,7 @@ impl Registry {
         tools
     }
 
-    /// Every tool name, sorted.
+    /// Every tool name, built-in and run-time, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         self.tools().iter().map(|t| t.name().to_string()).collect()
     }
@@ -497,13 +500,15 @@ impl Registry {
         &self.availability
     }
 
-    /// The built-in tool `name` (a run-time tool of that name aside).
-    pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
+    /// The built-in (static) tool `name`; a run-time tool of that name,
+    /// even one overriding it, is not seen (see [`Registry::tool`]).
+    pub fn builtin(&self, name: &str) -> Option<&'static ToolEntry> {
         (self.find_static)(name)
     }
 
-    /// Every static tool, sorted by name.
-    pub fn entries(&self) -> Vec<&'static ToolEntry> {
+    /// Every built-in (static) tool, sorted by name; run-time tools are not
+    /// seen (see [`Registry::tools`]).
+    pub fn builtin_entries(&self) -> Vec<&'static ToolEntry> {
         let mut entries: Vec<_> = self.statics.values().copied().collect();
         entries.sort_unstable_by_key(|e| e.name);
         entries
@@ -513,7 +518,7 @@ impl Registry {
     /// coercion plans from.
     pub fn parameters_by_name(&self) -> Value {
         Value::Object(
-            self.entries()
+            self.builtin_entries()
                 .into_iter()
                 .map(|e| (e.name.to_string(), e.parameters().clone()))
                 .collect(),
