@@ -24,12 +24,12 @@ pub fn render_plans(parameters: &BTreeMap<String, Value>) -> Result<String, Box<
         let plan = CoercionPlan::compile(params);
         map.entry(name.as_str(), format!("&PLAN_{i}"));
         statics.push_str(&format!(
-            "/// `{name}`\nstatic PLAN_{i}: ::hermes_runtime::coerce::CoercionPlan = {};\n",
+            "/// `{name}`\nstatic PLAN_{i}: ::hermes_runtime::__private::CoercionPlan = {};\n",
             plan.to_rust_expr()
         ));
     }
     let source = format!(
-        "{PREAMBLE}\n/// Tool name → its coercion plan.\npub static PLANS: ::hermes_runtime::StaticPlans = {};\n\n{statics}",
+        "{PREAMBLE}\n/// Tool name → its coercion plan.\npub static PLANS: ::hermes_runtime::__private::StaticPlans = {};\n\n{statics}",
         map.build()
     );
     rustfmt(&source)

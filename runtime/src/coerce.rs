@@ -101,7 +101,7 @@ use std::cmp::Ordering;
 const MAX_DEPTH: usize = 64;
 
 /// Absolute path of this module, as used by [`CoercionPlan::to_rust_expr`].
-const MODULE_PATH: &str = "::hermes_runtime::coerce";
+const MODULE_PATH: &str = "::hermes_runtime::__private";
 
 /// One member of a property's `type` that string coercion knows how to reach.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1486,7 +1486,7 @@ fn to_rust_expr_round_trips_through_a_static() {
     let plan = CoercionPlan::compile(&sample_schema());
     let emitted = plan.to_rust_expr();
 
-    let head = "//! Snapshot of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.\n\n#[rustfmt::skip]\npub static SAMPLE_PLAN: ::hermes_runtime::coerce::CoercionPlan =\n";
+    let head = "//! Snapshot of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.\n\n#[rustfmt::skip]\npub static SAMPLE_PLAN: ::hermes_runtime::__private::CoercionPlan =\n";
     let text = format!("{head}{emitted};\n");
     insta::assert_binary_snapshot!("sample_plan.rs", text.into_bytes());
 
@@ -1573,6 +1573,6 @@ fn empty_and_inert_plans() {
     assert_eq!(plan, CoercionPlan::compile(&json!(null)));
     assert_eq!(
         plan.to_rust_expr(),
-        "::hermes_runtime::coerce::CoercionPlan {\n    props: ::std::borrow::Cow::Borrowed(&[]),\n}"
+        "::hermes_runtime::__private::CoercionPlan {\n    props: ::std::borrow::Cow::Borrowed(&[]),\n}"
     );
 }

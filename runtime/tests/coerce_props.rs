@@ -359,7 +359,7 @@ proptest! {
             prop_assert_eq!(out, args);
         }
         let text = plan.to_rust_expr();
-        prop_assert!(text.starts_with("::hermes_runtime::coerce::CoercionPlan"), "{}", text);
+        prop_assert!(text.starts_with("::hermes_runtime::__private::CoercionPlan"), "{}", text);
     }
 
     #[test]
