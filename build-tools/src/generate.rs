@@ -55,7 +55,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         #(#modules)*
 
         /// Every built-in tool, by name.
-        pub static TOOLS: ::hermes_runtime::StaticTools = #map;
+        pub static TOOLS: ::hermes_runtime::__private::StaticTools = #map;
 
         /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
         /// on the length, then on the name: what dispatch resolves names
@@ -71,7 +71,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         mod plans;
 
         /// Everything the runtime's `Registry` is built over.
-        pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
+        pub static TABLES: ::hermes_runtime::__private::StaticTables = ::hermes_runtime::__private::StaticTables {
             tools: &TOOLS,
             find_tool,
             plans: &plans::PLANS,
@@ -79,7 +79,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         };
     };
     // The toolset table of toolsets.toml, declared toolsets and bundles.
-    let table_source = table_source(table, "::hermes_runtime::toolsets", "TOOLSET_TABLE");
+    let table_source = table_source(table, "::hermes_runtime::__private", "TOOLSET_TABLE");
     let (constants, names) = toolset_constants(table)?;
     // The sections are apart by a blank line (token streams carry none).
     let source = format!(

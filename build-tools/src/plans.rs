@@ -16,7 +16,7 @@ const PREAMBLE: &str = "\
 ";
 
 /// Absolute path of the runtime's plan types, as the emitted code names them.
-const MODULE_PATH: &str = "::hermes_runtime::coerce";
+const MODULE_PATH: &str = "::hermes_runtime::__private";
 
 /// Renders `src/generated_plans.rs` for `{tool name: parameters}`.
 pub fn render_plans(parameters: &BTreeMap<String, Value>) -> Result<String, Box<Diagnostic>> {
@@ -27,19 +27,19 @@ pub fn render_plans(parameters: &BTreeMap<String, Value>) -> Result<String, Box<
         let plan = CoercionPlan::compile(params);
         map.entry(name.as_str(), format!("&PLAN_{i}"));
         statics.push_str(&format!(
-            "/// `{name}`\nstatic PLAN_{i}: ::hermes_runtime::coerce::CoercionPlan = {};\n",
+            "/// `{name}`\nstatic PLAN_{i}: ::hermes_runtime::__private::CoercionPlan = {};\n",
             plan_expr(&plan)
         ));
     }
     let source = format!(
-        "{PREAMBLE}\n/// Tool name → its coercion plan.\npub static PLANS: ::hermes_runtime::StaticPlans = {};\n\n{statics}",
+        "{PREAMBLE}\n/// Tool name → its coercion plan.\npub static PLANS: ::hermes_runtime::__private::StaticPlans = {};\n\n{statics}",
         map.build()
     );
     rustfmt(&source)
 }
 
 /// A Rust constant expression that rebuilds `plan`, with absolute paths
-/// (`::hermes_runtime::coerce::CoercionPlan { .. }`), usable as the
+/// (`::hermes_runtime::__private::CoercionPlan { .. }`), usable as the
 /// initializer of a `static`.
 pub fn plan_expr(plan: &CoercionPlan) -> String {
     let mut out = String::new();

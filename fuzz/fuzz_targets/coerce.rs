@@ -25,7 +25,7 @@ use serde_json::Value;
 fn tools() -> &'static [(&'static ToolEntry, CoercionPlan)] {
     static TOOLS: OnceLock<Vec<(&'static ToolEntry, CoercionPlan)>> = OnceLock::new();
     TOOLS.get_or_init(|| {
-        let mut entries = hermes_fuzz::registry().entries();
+        let mut entries = hermes_fuzz::registry().builtin_entries();
         entries.sort_by_key(|e| e.name);
         entries
             .into_iter()

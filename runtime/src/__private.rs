@@ -8,9 +8,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+pub use crate::coerce::{CoercionPlan, Kind, PropPlan, RepairNode, RepairProp};
 pub use crate::direct::{decode_direct, Optional, Required, Unsupported};
 pub use crate::entry::{DirectHandler, EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry};
+pub use crate::registry::{StaticPlans, StaticTables, StaticTools};
 pub use crate::schema::ParametersBuilder;
+pub use crate::toolsets::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};
 pub use crate::{Profile, ToolContext};
 pub use phf;
 pub use serde_json;

@@ -48,6 +48,7 @@ pub type SchemaOverride = Arc<dyn Fn(&Profile) -> Option<Map<String, Value>> + S
 
 /// The result of [`Registry::get_tool_definitions`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Definitions {
     /// `[{"type": "function", "function": {name, description, parameters}}]`,
     /// sorted. Shared, not copied: [`Definitions::to_vec`] gives a copy to change.
@@ -75,6 +76,7 @@ impl Definitions {
 
 /// One toolset none of whose tools is exposable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct UnavailableToolset {
     pub name: String,
     /// The secrets its tools need (`requires_env`), sorted.
@@ -84,6 +86,7 @@ pub struct UnavailableToolset {
 
 /// [`Registry::check_tool_availability`]'s answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AvailabilityReport {
     /// Toolsets with at least one exposable tool, sorted.
     pub available: Vec<String>,

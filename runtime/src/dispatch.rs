@@ -102,7 +102,7 @@ impl Registry {
         if !self.is_plain() {
             return None;
         }
-        let entry = self.get(name)?;
+        let entry = self.builtin(name)?;
         let direct = entry.direct?;
         // A parameter type's `Deserialize` may panic: then the full
         // pipeline meets the same panic inside the handler's guard and

@@ -17,6 +17,7 @@ use crate::ToolContext;
 
 /// What a hook is told about the call.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct CallInfo<'a> {
     pub tool: &'a str,
     /// The arguments as the model sent them, after coercion and before
@@ -27,6 +28,7 @@ pub struct CallInfo<'a> {
 
 /// A pre-call hook's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PreCallDecision {
     Continue,
     /// Stop the call: the model gets `{"error": MESSAGE}`.
@@ -35,6 +37,7 @@ pub enum PreCallDecision {
 
 /// How a call ended, as post-call hooks see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CallStatus {
     Ok,
     /// The result is a JSON object with an `error` key.
@@ -45,6 +48,7 @@ pub enum CallStatus {
 
 /// Everything known after a call.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct PostCallEvent<'a> {
     pub tool: &'a str,
     pub args: &'a Value,

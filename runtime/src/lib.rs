@@ -33,10 +33,7 @@ pub use blocking::{BlockingWork, DEFAULT_MAX_ABANDONED};
 pub use cap::{CUT_KEY, CUT_MARKER};
 pub use context::{Profile, ToolContext};
 pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};
-pub use registry::{
-    AgentLoopExecutor, DispatchConfig, Registry, StaticPlans, StaticTables, StaticTools,
-    AGENT_LOOP_TOOLS,
-};
+pub use registry::{AgentLoopExecutor, DispatchConfig, Registry, AGENT_LOOP_TOOLS};
 pub use tool::{RegisterError, RuntimeToolSpec, ToolRef, ToolSource};
 
 /// Builds the `{"error": MESSAGE}` JSON string every failure is reported as.

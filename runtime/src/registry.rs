@@ -39,8 +39,10 @@ pub const AGENT_LOOP_TOOLS: &[&str] = &["todo", "memory", "session_search", "del
 /// An inline executor the agent registers for an agent-loop tool.
 pub type AgentLoopExecutor = Arc<dyn Fn(ToolContext, Value) -> HandlerFuture + Send + Sync>;
 
-/// Settings of the dispatch pipeline.
+/// Settings of the dispatch pipeline. New settings may be added: build one
+/// from [`DispatchConfig::default`] and its `with_*` methods.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DispatchConfig {
     /// Results longer than this (in characters) are cut, unless the tool
     /// sets its own `max_result_chars`.
@@ -63,6 +65,32 @@ impl Default for DispatchConfig {
             tool_timeouts: HashMap::new(),
             max_abandoned_blocking: DEFAULT_MAX_ABANDONED,
         }
+    }
+}
+
+impl DispatchConfig {
+    /// Sets [`DispatchConfig::default_max_result_chars`].
+    pub fn with_default_max_result_chars(mut self, chars: usize) -> Self {
+        self.default_max_result_chars = chars;
+        self
+    }
+
+    /// Sets [`DispatchConfig::default_timeout`].
+    pub fn with_default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Adds (or replaces) the timeout of one tool.
+    pub fn with_tool_timeout(mut self, tool: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.insert(tool.into(), timeout);
+        self
+    }
+
+    /// Sets [`DispatchConfig::max_abandoned_blocking`].
+    pub fn with_max_abandoned_blocking(mut self, max: usize) -> Self {
+        self.max_abandoned_blocking = max;
+        self
     }
 }
 
@@ -257,7 +285,10 @@ impl Registry {
         let existing = map
             .get(&spec.name)
             .map(|t| (t.spec.toolset.clone(), false))
-            .or_else(|| self.get(&spec.name).map(|e| (e.toolset.to_string(), true)));
+            .or_else(|| {
+                self.builtin(&spec.name)
+                    .map(|e| (e.toolset.to_string(), true))
+            });
         let mut replaced = None;
         if let Some((existing_toolset, is_builtin)) = existing {
             let both_mcp = existing_toolset.starts_with("mcp-") && spec.toolset.starts_with("mcp-");
@@ -375,7 +406,7 @@ impl Registry {
         errors
     }
 
-    /// A static or run-time tool by name (a run-time override wins).
+    /// The tool `name`, built-in or run-time (a run-time override wins).
     pub fn tool(&self, name: &str) -> Option<ToolRef> {
         let runtime = self.runtime.load();
         if !runtime.is_empty() {
@@ -383,10 +414,10 @@ impl Registry {
                 return Some(ToolRef::Runtime(t.clone()));
             }
         }
-        self.get(name).map(ToolRef::Static)
+        self.builtin(name).map(ToolRef::Static)
     }
 
-    /// Every tool, static and run-time, sorted by name.
+    /// Every tool, built-in and run-time, sorted by name.
     pub fn tools(&self) -> Vec<ToolRef> {
         let runtime = self.runtime.load();
         let mut tools: Vec<ToolRef> = runtime.values().cloned().map(ToolRef::Runtime).collect();
@@ -400,7 +431,7 @@ impl Registry {
         tools
     }
 
-    /// Every tool name, sorted.
+    /// Every tool name, built-in and run-time, sorted.
     pub fn tool_names(&self) -> Vec<String> {
         self.tools().iter().map(|t| t.name().to_string()).collect()
     }
@@ -490,13 +521,15 @@ impl Registry {
         &self.availability
     }
 
-    /// The built-in tool `name` (a run-time tool of that name aside).
-    pub fn get(&self, name: &str) -> Option<&'static ToolEntry> {
+    /// The built-in (static) tool `name`; a run-time tool of that name,
+    /// even one overriding it, is not seen (see [`Registry::tool`]).
+    pub fn builtin(&self, name: &str) -> Option<&'static ToolEntry> {
         (self.find_static)(name)
     }
 
-    /// Every static tool, sorted by name.
-    pub fn entries(&self) -> Vec<&'static ToolEntry> {
+    /// Every built-in (static) tool, sorted by name; run-time tools are not
+    /// seen (see [`Registry::tools`]).
+    pub fn builtin_entries(&self) -> Vec<&'static ToolEntry> {
         let mut entries: Vec<_> = self.statics.values().copied().collect();
         entries.sort_unstable_by_key(|e| e.name);
         entries
@@ -506,7 +539,7 @@ impl Registry {
     /// coercion plans from.
     pub fn parameters_by_name(&self) -> Value {
         Value::Object(
-            self.entries()
+            self.builtin_entries()
                 .into_iter()
                 .map(|e| (e.name.to_string(), e.parameters().clone()))
                 .collect(),

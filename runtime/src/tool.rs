@@ -18,6 +18,7 @@ pub type DynHandler = Arc<dyn Fn(ToolContext, Value) -> HandlerFuture + Send + S
 
 /// Who registers a run-time tool; it decides the shadowing rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ToolSource {
     /// A plugin. Overriding a built-in tool needs `override` **and** the
     /// operator's opt-in ([`Registry::allow_plugin_overrides`](crate::Registry::allow_plugin_overrides)).
@@ -106,6 +107,7 @@ impl fmt::Debug for RuntimeTool {
 
 /// Why a registration or removal was refused (the registry is unchanged).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RegisterError {
     InvalidName(String),
     /// The name is taken by a tool of another toolset and `override` was not set.

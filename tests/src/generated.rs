@@ -8,27 +8,28 @@ pub mod gated;
 #[path = "tools/typed.rs"]
 pub mod typed;
 /// Every built-in tool, by name.
-pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
-    key: 16287231350648472473,
-    disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
-    entries: &[
-        ("range_async", &typed::__HERMES_TOOL_range_async),
-        ("gated_search", &gated::__HERMES_TOOL_gated_search),
-        ("typed_echo", &typed::__HERMES_TOOL_typed_echo),
-        ("block_thread", &edges::__HERMES_TOOL_block_thread),
-        ("range", &edges::__HERMES_TOOL_range),
-        ("echo", &edges::__HERMES_TOOL_echo),
-        ("notes_write", &gated::__HERMES_TOOL_notes_write),
-        ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
-        ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
-        ("raw_string", &edges::__HERMES_TOOL_raw_string),
-        ("panic_async", &edges::__HERMES_TOOL_panic_async),
-        ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
-        ("whoami", &edges::__HERMES_TOOL_whoami),
-        ("notes_read", &gated::__HERMES_TOOL_notes_read),
-        ("sleepy", &edges::__HERMES_TOOL_sleepy),
-    ],
-};
+pub static TOOLS: ::hermes_runtime::__private::StaticTools =
+    ::hermes_runtime::__private::phf::Map {
+        key: 16287231350648472473,
+        disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
+        entries: &[
+            ("range_async", &typed::__HERMES_TOOL_range_async),
+            ("gated_search", &gated::__HERMES_TOOL_gated_search),
+            ("typed_echo", &typed::__HERMES_TOOL_typed_echo),
+            ("block_thread", &edges::__HERMES_TOOL_block_thread),
+            ("range", &edges::__HERMES_TOOL_range),
+            ("echo", &edges::__HERMES_TOOL_echo),
+            ("notes_write", &gated::__HERMES_TOOL_notes_write),
+            ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
+            ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
+            ("raw_string", &edges::__HERMES_TOOL_raw_string),
+            ("panic_async", &edges::__HERMES_TOOL_panic_async),
+            ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
+            ("whoami", &edges::__HERMES_TOOL_whoami),
+            ("notes_read", &gated::__HERMES_TOOL_notes_read),
+            ("sleepy", &edges::__HERMES_TOOL_sleepy),
+        ],
+    };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
 /// on the length, then on the name: what dispatch resolves names
 /// with (phf's SipHash costs more than the rest of a lookup).
@@ -75,17 +76,18 @@ pub fn find_tool(
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
-pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
-    tools: &TOOLS,
-    find_tool,
-    plans: &plans::PLANS,
-    toolsets: &TOOLSET_TABLE,
-};
+pub static TABLES: ::hermes_runtime::__private::StaticTables =
+    ::hermes_runtime::__private::StaticTables {
+        tools: &TOOLS,
+        find_tool,
+        plans: &plans::PLANS,
+        toolsets: &TOOLSET_TABLE,
+    };
 /// The toolsets of toolsets.toml (platform bundles expanded).
-pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
-    ::hermes_runtime::toolsets::StaticTable {
+pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
+    ::hermes_runtime::__private::StaticTable {
         toolsets: &[
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "edges",
                 description: "Tools that exercise the edges of dispatch",
                 tools: &[
@@ -105,7 +107,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cli",
                 description: "CLI: core plus search",
                 tools: &["echo", "notes_read", "gated_search"],
@@ -113,7 +115,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "notes",
                 description: "Reading and writing notes",
                 tools: &["notes_read", "notes_write"],
@@ -121,7 +123,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "research",
                 description: "Research posture",
                 tools: &["gated_search", "notes_read", "echo"],
@@ -129,7 +131,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: true,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "search",
                 description: "Searching, behind an API key",
                 tools: &["gated_search", "gated_fetch"],
@@ -140,11 +142,11 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
         ],
         core: &["echo", "notes_read"],
         webhook_safe: &["echo"],
-        legacy: &[::hermes_runtime::toolsets::StaticLegacy {
+        legacy: &[::hermes_runtime::__private::StaticLegacy {
             name: "old_search",
             tools: &["gated_search"],
         }],
-        aliases: &[::hermes_runtime::toolsets::StaticAlias {
+        aliases: &[::hermes_runtime::__private::StaticAlias {
             alias: "lookup",
             target: "search",
         }],

@@ -2,168 +2,184 @@
 // Do not edit by hand: edit the tools, then run `cargo xtask gen`.
 
 /// Tool name → its coercion plan.
-pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
-    key: 16287231350648472473,
-    disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
-    entries: &[
-        ("range_async", &PLAN_10),
-        ("gated_search", &PLAN_3),
-        ("typed_echo", &PLAN_13),
-        ("block_thread", &PLAN_0),
-        ("range", &PLAN_9),
-        ("echo", &PLAN_1),
-        ("notes_write", &PLAN_6),
-        ("gated_fetch", &PLAN_2),
-        ("maybe_fail", &PLAN_4),
-        ("raw_string", &PLAN_11),
-        ("panic_async", &PLAN_7),
-        ("panic_sync", &PLAN_8),
-        ("whoami", &PLAN_14),
-        ("notes_read", &PLAN_5),
-        ("sleepy", &PLAN_12),
-    ],
-};
+pub static PLANS: ::hermes_runtime::__private::StaticPlans =
+    ::hermes_runtime::__private::phf::Map {
+        key: 16287231350648472473,
+        disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
+        entries: &[
+            ("range_async", &PLAN_10),
+            ("gated_search", &PLAN_3),
+            ("typed_echo", &PLAN_13),
+            ("block_thread", &PLAN_0),
+            ("range", &PLAN_9),
+            ("echo", &PLAN_1),
+            ("notes_write", &PLAN_6),
+            ("gated_fetch", &PLAN_2),
+            ("maybe_fail", &PLAN_4),
+            ("raw_string", &PLAN_11),
+            ("panic_async", &PLAN_7),
+            ("panic_sync", &PLAN_8),
+            ("whoami", &PLAN_14),
+            ("notes_read", &PLAN_5),
+            ("sleepy", &PLAN_12),
+        ],
+    };
 
 /// `block_thread`
-static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("ms"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
+static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("ms"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
 /// `echo`
-static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("count"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
-/// `gated_fetch`
-static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `gated_search`
-static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `maybe_fail`
-static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("fail"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
-/// `notes_read`
-static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `notes_write`
-static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `panic_async`
-static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `panic_sync`
-static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `range`
-static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("end"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("start"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
-/// `range_async`
-static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("end"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("start"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
-/// `raw_string`
-static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `sleepy`
-static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("ms"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
-/// `typed_echo`
-static PLAN_13: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("flag"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("tags"),
-            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
+static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
             name: ::std::borrow::Cow::Borrowed("count"),
             flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("ratio"),
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
+/// `gated_fetch`
+static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `gated_search`
+static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `maybe_fail`
+static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("fail"),
             flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Number]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("offset"),
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
+/// `notes_read`
+static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `notes_write`
+static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `panic_async`
+static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `panic_sync`
+static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `range`
+static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("end"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("start"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
+/// `range_async`
+static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("end"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("start"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
+/// `raw_string`
+static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `sleepy`
+static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("ms"),
             flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("window"),
-            flags: ::hermes_runtime::coerce::PropPlan::OBJECT,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Object]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
+/// `typed_echo`
+static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("flag"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("tags"),
+                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("count"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("ratio"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Number]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("offset"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("window"),
+                flags: ::hermes_runtime::__private::PropPlan::OBJECT,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Object]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
 /// `whoami`
-static PLAN_14: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
+static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };

@@ -228,7 +228,7 @@ fn the_webhook_boundary_never_reaches_file_or_command_tools() {
         .collect();
     reachable.extend(toolsets.resolve_toolset("hermes-webhook"));
     let dangerous: Vec<&str> = reg
-        .entries()
+        .builtin_entries()
         .into_iter()
         .filter(|e| matches!(e.toolset, "file" | "terminal" | "process"))
         .map(|e| e.name)

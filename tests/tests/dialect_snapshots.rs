@@ -21,7 +21,7 @@ fn built_in_tools_in_every_dialect() {
         std::sync::Arc::new(|_| Box::pin(async { Ok(String::new()) })),
     );
     let defs = registry.get_tool_definitions(None, &[], &profile);
-    let mut every_tool: Vec<&str> = registry.entries().iter().map(|e| e.name).collect();
+    let mut every_tool: Vec<&str> = registry.builtin_entries().iter().map(|e| e.name).collect();
     every_tool.sort_unstable();
     let mut offered = defs.names();
     offered.sort_unstable();

@@ -27,10 +27,11 @@ fn parse(s: &str) -> Value {
 fn deferrable_schemas_over_the_budget_become_bridge_tools() {
     let reg = registry();
     let profile = Profile::new("/tmp/p-disclosure");
-    reg.set_progressive_disclosure(Some(DisclosureConfig {
-        context_window_tokens: 1_000,
-        max_share: 0.1,
-    }));
+    reg.set_progressive_disclosure(Some(
+        DisclosureConfig::default()
+            .with_context_window_tokens(1_000)
+            .with_max_share(0.1),
+    ));
     let defs = reg.get_tool_definitions(None, &[], &profile);
     // Core tools stay; the rest is reachable through the bridge.
     assert_eq!(
@@ -49,10 +50,11 @@ fn deferrable_schemas_over_the_budget_become_bridge_tools() {
         "core is never deferred"
     );
 
-    reg.set_progressive_disclosure(Some(DisclosureConfig {
-        context_window_tokens: 1_000_000,
-        max_share: 0.5,
-    }));
+    reg.set_progressive_disclosure(Some(
+        DisclosureConfig::default()
+            .with_context_window_tokens(1_000_000)
+            .with_max_share(0.5),
+    ));
     let defs = reg.get_tool_definitions(None, &[], &profile);
     assert!(defs.deferred.is_empty());
     assert!(defs.names().contains(&"notes_write"));

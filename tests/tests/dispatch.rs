@@ -173,7 +173,7 @@ async fn context_is_injected_not_a_property() {
     assert_eq!(v["task_id"], "t-1");
     assert_eq!(v["session_id"], "s-1");
     assert_eq!(v["home"], "/tmp/hermes-test-home");
-    let schema = reg.get("whoami").unwrap().parameters();
+    let schema = reg.builtin("whoami").unwrap().parameters();
     assert_eq!(schema["properties"], json!({}));
 }
 
@@ -222,7 +222,7 @@ async fn arguments_are_coerced_before_decoding() {
 #[tokio::test]
 async fn direct_entry_takes_well_typed_calls_only() {
     let registry = hermes_tests::registry();
-    let direct = |tool: &str| registry.get(tool).and_then(|e| e.direct).unwrap();
+    let direct = |tool: &str| registry.builtin(tool).and_then(|e| e.direct).unwrap();
     let ctx = ctx();
     let typed = r#"{"count": 3, "ratio": 0.5, "flag": true, "tags": ["a"], "payload": {"k": [1]},
                     "window": {"width": 2}, "note": null, "unknown": [1, {"x": 2}]}"#;
@@ -247,7 +247,7 @@ async fn direct_entry_takes_well_typed_calls_only() {
     // serde's derived structs also accept an array; the arguments are an object.
     assert!(direct("range_async")(&ctx, "[1, 3]").is_none());
     // Blocking tools run on the blocking pool and have no direct entry.
-    assert!(registry.get("range").unwrap().direct.is_none());
+    assert!(registry.builtin("range").unwrap().direct.is_none());
 }
 
 /// A JSON value of any shape, biased to what models send: numbers, number-
@@ -353,7 +353,7 @@ proptest::proptest! {
         let raw = serde_json::to_string(&args).unwrap();
         let registry = hermes_tests::registry();
         if changes.is_empty() {
-            let direct = registry.get(tool).and_then(|e| e.direct).unwrap();
+            let direct = registry.builtin(tool).and_then(|e| e.direct).unwrap();
             proptest::prop_assert!(direct(&ctx(), &raw).is_some(), "direct path declined {}", raw);
         }
         let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();

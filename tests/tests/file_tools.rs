@@ -143,7 +143,7 @@ async fn search_respects_gitignore_and_reports_bad_regex() {
 fn the_file_toolset_has_the_four_tools_with_described_parameters() {
     let registry = hermes_tools::registry();
     for name in ["read_file", "write_file", "patch", "search_files"] {
-        let entry = registry.get(name).unwrap();
+        let entry = registry.builtin(name).unwrap();
         assert_eq!(entry.toolset, "file");
         let params = entry.parameters();
         assert_eq!(params["type"], "object");

@@ -183,7 +183,7 @@ fn every_discovered_tool_is_in_its_crates_registry_with_its_toolset() {
             continue; // reported by every_tools_crate_has_fresh_generated_files
         };
         for (_, found) in discovery.tools() {
-            let entry = registry.get(&found.tool.name).unwrap_or_else(|| {
+            let entry = registry.builtin(&found.tool.name).unwrap_or_else(|| {
                 panic!("{} missing from the {package} registry", found.tool.name)
             });
             assert_eq!(entry.toolset, found.tool.attr.toolset());

@@ -304,10 +304,7 @@ async fn the_per_tool_cap_cuts_on_a_character_boundary() {
     assert_eq!(v["result"], "\"slept 100");
     assert!(v["truncated"].as_str().unwrap().contains("14"), "{v}");
 
-    reg.set_dispatch_config(DispatchConfig {
-        default_max_result_chars: 7,
-        ..DispatchConfig::default()
-    });
+    reg.set_dispatch_config(DispatchConfig::default().with_default_max_result_chars(7));
     let out = reg
         .dispatch("raw_string", json!({"text": "ééééééééé"}), &ctx())
         .await;
@@ -516,10 +513,7 @@ async fn the_raw_text_entry_runs_the_whole_pipeline() {
     reg.clear_hooks();
 
     // Settings apply: the global result cap and a per-tool timeout.
-    reg.set_dispatch_config(DispatchConfig {
-        default_max_result_chars: 7,
-        ..DispatchConfig::default()
-    });
+    reg.set_dispatch_config(DispatchConfig::default().with_default_max_result_chars(7));
     let out = parse(&reg.dispatch_json("echo", raw, &ctx()).await);
     assert!(out["truncated"].is_string(), "{out}");
     let mut config = DispatchConfig::default();
@@ -566,10 +560,7 @@ async fn abandoned_becomes(reg: &Registry, n: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timed_out_blocking_calls_are_counted_bounded_and_released() {
     let reg = registry();
-    let mut config = DispatchConfig {
-        max_abandoned_blocking: 2,
-        ..DispatchConfig::default()
-    };
+    let mut config = DispatchConfig::default().with_max_abandoned_blocking(2);
     config
         .tool_timeouts
         .insert("block_thread".into(), Duration::from_millis(50));
@@ -625,10 +616,7 @@ async fn a_blocking_call_whose_caller_goes_away_is_abandoned() {
 #[tokio::test]
 async fn the_result_cap_keeps_the_document_and_its_small_fields() {
     let reg = registry();
-    reg.set_dispatch_config(DispatchConfig {
-        default_max_result_chars: 2_000,
-        ..DispatchConfig::default()
-    });
+    reg.set_dispatch_config(DispatchConfig::default().with_default_max_result_chars(2_000));
     // Text whose JSON escaping is longer than the text itself.
     let text = "say \"hi\"\n".repeat(1_000);
     let out = reg

@@ -20,7 +20,7 @@ mod snapshot;
 const SNAPSHOT: &str = include_str!("../../runtime/tests/snapshots/coerce__sample_plan.snap.rs");
 
 /// The lines of the snapshot file before the emitted expression.
-const SNAPSHOT_HEAD: &str = "//! Snapshot of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.\n\n#[rustfmt::skip]\npub static SAMPLE_PLAN: ::hermes_runtime::coerce::CoercionPlan =\n";
+const SNAPSHOT_HEAD: &str = "//! Snapshot of `CoercionPlan::to_rust_expr` for `sample_schema()` in tests/coerce.rs, compiled there as a static.\n\n#[rustfmt::skip]\npub static SAMPLE_PLAN: ::hermes_runtime::__private::CoercionPlan =\n";
 
 #[test]
 fn the_sample_plan_prints_its_snapshot_again() {
@@ -37,7 +37,7 @@ fn an_empty_plan_is_an_empty_slice() {
     assert!(plan.props.is_empty());
     assert_eq!(
         plan_expr(&plan),
-        "::hermes_runtime::coerce::CoercionPlan {\n    props: ::std::borrow::Cow::Borrowed(&[]),\n}"
+        "::hermes_runtime::__private::CoercionPlan {\n    props: ::std::borrow::Cow::Borrowed(&[]),\n}"
     );
 }
 
@@ -77,7 +77,7 @@ proptest! {
         let schema = json!({"type": "object", "properties": Value::Object(props.into_iter().collect())});
         let plan = CoercionPlan::compile(&schema);
         let text = plan_expr(&plan);
-        prop_assert!(text.starts_with("::hermes_runtime::coerce::CoercionPlan {\n"), "{}", text);
+        prop_assert!(text.starts_with("::hermes_runtime::__private::CoercionPlan {\n"), "{}", text);
         prop_assert!(text.ends_with('}'), "{}", text);
         for prop in plan.props.iter() {
             let literal = format!("::std::borrow::Cow::Borrowed({:?})", prop.name);

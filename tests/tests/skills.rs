@@ -173,7 +173,7 @@ async fn skills_are_instructional_without_paging() {
     let registry = hermes_tools::registry();
     assert!(registry.toolsets().is_instructional("skills"));
     for name in ["skills_list", "skill_view"] {
-        let params = registry.get(name).unwrap().parameters();
+        let params = registry.builtin(name).unwrap().parameters();
         let props = params["properties"].as_object().unwrap();
         assert!(
             !props.contains_key("offset") && !props.contains_key("limit"),

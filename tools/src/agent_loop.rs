@@ -19,7 +19,7 @@ use hermes_runtime::{AgentLoopExecutor, Handler, Registry, AGENT_LOOP_TOOLS};
 /// left to the agent; calling it again replaces the executors with equal ones.
 pub fn install_agent_loop_executors(registry: &Registry) {
     for &name in AGENT_LOOP_TOOLS {
-        let Some(entry) = registry.get(name) else {
+        let Some(entry) = registry.builtin(name) else {
             continue;
         };
         let executor: AgentLoopExecutor = match entry.handler {

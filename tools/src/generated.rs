@@ -16,25 +16,26 @@ pub mod todo;
 #[path = "tools/web/tool.rs"]
 pub mod web;
 /// Every built-in tool, by name.
-pub static TOOLS: ::hermes_runtime::StaticTools = ::hermes_runtime::__private::phf::Map {
-    key: 16287231350648472473,
-    disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
-    entries: &[
-        ("patch", &file::__HERMES_TOOL_patch),
-        ("write_file", &file::__HERMES_TOOL_write_file),
-        ("skills_list", &skills::__HERMES_TOOL_skills_list),
-        ("clarify", &clarify::__HERMES_TOOL_clarify),
-        ("skill_view", &skills::__HERMES_TOOL_skill_view),
-        ("memory", &memory::__HERMES_TOOL_memory),
-        ("read_file", &file::__HERMES_TOOL_read_file),
-        ("web_extract", &web::__HERMES_TOOL_web_extract),
-        ("terminal", &terminal::__HERMES_TOOL_terminal),
-        ("web_search", &web::__HERMES_TOOL_web_search),
-        ("todo", &todo::__HERMES_TOOL_todo),
-        ("process", &terminal::__HERMES_TOOL_process),
-        ("search_files", &file::__HERMES_TOOL_search_files),
-    ],
-};
+pub static TOOLS: ::hermes_runtime::__private::StaticTools =
+    ::hermes_runtime::__private::phf::Map {
+        key: 16287231350648472473,
+        disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
+        entries: &[
+            ("patch", &file::__HERMES_TOOL_patch),
+            ("write_file", &file::__HERMES_TOOL_write_file),
+            ("skills_list", &skills::__HERMES_TOOL_skills_list),
+            ("clarify", &clarify::__HERMES_TOOL_clarify),
+            ("skill_view", &skills::__HERMES_TOOL_skill_view),
+            ("memory", &memory::__HERMES_TOOL_memory),
+            ("read_file", &file::__HERMES_TOOL_read_file),
+            ("web_extract", &web::__HERMES_TOOL_web_extract),
+            ("terminal", &terminal::__HERMES_TOOL_terminal),
+            ("web_search", &web::__HERMES_TOOL_web_search),
+            ("todo", &todo::__HERMES_TOOL_todo),
+            ("process", &terminal::__HERMES_TOOL_process),
+            ("search_files", &file::__HERMES_TOOL_search_files),
+        ],
+    };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
 /// on the length, then on the name: what dispatch resolves names
 /// with (phf's SipHash costs more than the rest of a lookup).
@@ -88,17 +89,18 @@ pub fn find_tool(
 #[path = "generated_plans.rs"]
 mod plans;
 /// Everything the runtime's `Registry` is built over.
-pub static TABLES: ::hermes_runtime::StaticTables = ::hermes_runtime::StaticTables {
-    tools: &TOOLS,
-    find_tool,
-    plans: &plans::PLANS,
-    toolsets: &TOOLSET_TABLE,
-};
+pub static TABLES: ::hermes_runtime::__private::StaticTables =
+    ::hermes_runtime::__private::StaticTables {
+        tools: &TOOLS,
+        find_tool,
+        plans: &plans::PLANS,
+        toolsets: &TOOLSET_TABLE,
+    };
 /// The toolsets of toolsets.toml (platform bundles expanded).
-pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
-    ::hermes_runtime::toolsets::StaticTable {
+pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
+    ::hermes_runtime::__private::StaticTable {
         toolsets: &[
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "browser",
                 description: "Browser automation; of its tools only web search exists here",
                 tools: &["web_search"],
@@ -106,7 +108,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "clarify",
                 description: "Ask the user a clarifying question (multiple choice or open-ended)",
                 tools: &["clarify"],
@@ -114,7 +116,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "coding",
                 description: "Coding posture: files, commands, web research, skills, planning",
                 tools: &[
@@ -136,7 +138,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: true,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "debugging",
                 description: "Troubleshooting: run commands, research, inspect and fix files",
                 tools: &["terminal", "process"],
@@ -144,7 +146,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "file",
                 description: "Read, write, patch and search files",
                 tools: &["read_file", "write_file", "patch", "search_files"],
@@ -152,7 +154,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-acp",
                 description: "Editor integration (ACP): coding tools",
                 tools: &[
@@ -173,7 +175,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-api-server",
                 description: "OpenAI-compatible HTTP API server: agent tools",
                 tools: &[
@@ -194,7 +196,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-bluebubbles",
                 description: "iMessage through BlueBubbles: core tools",
                 tools: &[
@@ -216,7 +218,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cli",
                 description: "Interactive command line: every core tool",
                 tools: &[
@@ -238,7 +240,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cron",
                 description: "Scheduled (cron) runs: the same core tools as the CLI",
                 tools: &[
@@ -260,7 +262,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-dingtalk",
                 description: "DingTalk bot: core tools",
                 tools: &[
@@ -282,7 +284,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-discord",
                 description: "Discord bot: core tools",
                 tools: &[
@@ -304,7 +306,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-email",
                 description: "Email (IMAP/SMTP) bot: core tools",
                 tools: &[
@@ -326,7 +328,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-feishu",
                 description: "Feishu / Lark bot: core tools",
                 tools: &[
@@ -348,7 +350,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-gateway",
                 description: "Messaging gateway: every messaging platform bundle together",
                 tools: &[],
@@ -376,7 +378,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-homeassistant",
                 description: "Home Assistant bot: core tools",
                 tools: &[
@@ -398,7 +400,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-matrix",
                 description: "Matrix bot: core tools",
                 tools: &[
@@ -420,7 +422,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-mattermost",
                 description: "Mattermost bot: core tools",
                 tools: &[
@@ -442,7 +444,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-qqbot",
                 description: "QQ bot: core tools",
                 tools: &[
@@ -464,7 +466,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-signal",
                 description: "Signal bot: core tools",
                 tools: &[
@@ -486,7 +488,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-slack",
                 description: "Slack bot: core tools",
                 tools: &[
@@ -508,7 +510,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-sms",
                 description: "SMS bot: core tools",
                 tools: &[
@@ -530,7 +532,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-telegram",
                 description: "Telegram bot: core tools",
                 tools: &[
@@ -552,7 +554,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-webhook",
                 description: "Webhook events (untrusted input): read-only tools only",
                 tools: &["web_search", "web_extract", "clarify"],
@@ -560,7 +562,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-wecom",
                 description: "WeCom bot: core tools",
                 tools: &[
@@ -582,7 +584,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-wecom-callback",
                 description: "WeCom callback app: core tools",
                 tools: &[
@@ -604,7 +606,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-weixin",
                 description: "Weixin (WeChat) bot: core tools",
                 tools: &[
@@ -626,7 +628,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-whatsapp",
                 description: "WhatsApp bot: core tools",
                 tools: &[
@@ -648,7 +650,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-yuanbao",
                 description: "Yuanbao bot: core tools",
                 tools: &[
@@ -670,7 +672,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "memory",
                 description:
                     "Durable notes across sessions: the agent's own and the user's profile",
@@ -679,7 +681,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "safe",
                 description: "Tools without side effects on the machine: web research",
                 tools: &[],
@@ -687,7 +689,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "search",
                 description: "Web search only (no page reading)",
                 tools: &["web_search"],
@@ -695,7 +697,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "skills",
                 description: "Read skill documents: instructions for specific tasks and workflows",
                 tools: &["skills_list", "skill_view"],
@@ -703,7 +705,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: true,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "terminal",
                 description: "Run shell commands and manage background processes",
                 tools: &["terminal", "process"],
@@ -711,7 +713,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "todo",
                 description: "Plan and track multi-step work in a session task list",
                 tools: &["todo"],
@@ -719,7 +721,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
                 instructional: false,
                 posture: false,
             },
-            ::hermes_runtime::toolsets::StaticToolset {
+            ::hermes_runtime::__private::StaticToolset {
                 name: "web",
                 description: "Web research: search the web and read pages",
                 tools: &["web_search", "web_extract"],
@@ -745,19 +747,19 @@ pub static TOOLSET_TABLE: ::hermes_runtime::toolsets::StaticTable =
         ],
         webhook_safe: &["web_search", "web_extract", "clarify"],
         legacy: &[
-            ::hermes_runtime::toolsets::StaticLegacy {
+            ::hermes_runtime::__private::StaticLegacy {
                 name: "file_tools",
                 tools: &["read_file", "write_file", "patch", "search_files"],
             },
-            ::hermes_runtime::toolsets::StaticLegacy {
+            ::hermes_runtime::__private::StaticLegacy {
                 name: "skills_tools",
                 tools: &["skills_list", "skill_view"],
             },
-            ::hermes_runtime::toolsets::StaticLegacy {
+            ::hermes_runtime::__private::StaticLegacy {
                 name: "terminal_tools",
                 tools: &["terminal"],
             },
-            ::hermes_runtime::toolsets::StaticLegacy {
+            ::hermes_runtime::__private::StaticLegacy {
                 name: "web_tools",
                 tools: &["web_search", "web_extract"],
             },

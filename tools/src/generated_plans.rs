@@ -2,187 +2,203 @@
 // Do not edit by hand: edit the tools, then run `cargo xtask gen`.
 
 /// Tool name → its coercion plan.
-pub static PLANS: ::hermes_runtime::StaticPlans = ::hermes_runtime::__private::phf::Map {
-    key: 16287231350648472473,
-    disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
-    entries: &[
-        ("patch", &PLAN_2),
-        ("write_file", &PLAN_12),
-        ("skills_list", &PLAN_7),
-        ("clarify", &PLAN_0),
-        ("skill_view", &PLAN_6),
-        ("memory", &PLAN_1),
-        ("read_file", &PLAN_4),
-        ("web_extract", &PLAN_10),
-        ("terminal", &PLAN_8),
-        ("web_search", &PLAN_11),
-        ("todo", &PLAN_9),
-        ("process", &PLAN_3),
-        ("search_files", &PLAN_5),
-    ],
-};
+pub static PLANS: ::hermes_runtime::__private::StaticPlans =
+    ::hermes_runtime::__private::phf::Map {
+        key: 16287231350648472473,
+        disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
+        entries: &[
+            ("patch", &PLAN_2),
+            ("write_file", &PLAN_12),
+            ("skills_list", &PLAN_7),
+            ("clarify", &PLAN_0),
+            ("skill_view", &PLAN_6),
+            ("memory", &PLAN_1),
+            ("read_file", &PLAN_4),
+            ("web_extract", &PLAN_10),
+            ("terminal", &PLAN_8),
+            ("web_search", &PLAN_11),
+            ("todo", &PLAN_9),
+            ("process", &PLAN_3),
+            ("search_files", &PLAN_5),
+        ],
+    };
 
 /// `clarify`
-static PLAN_0: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("choices"),
-        flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
+static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("choices"),
+            flags: ::hermes_runtime::__private::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
 /// `memory`
-static PLAN_1: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("operations"),
-        flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
-        node: ::hermes_runtime::coerce::RepairNode {
-            accepts: 0,
-            items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::RepairNode {
-                accepts: ::hermes_runtime::coerce::RepairNode::ACCEPTS_OBJECT,
-                items: ::std::borrow::Cow::Borrowed(&[]),
-                props: ::std::borrow::Cow::Borrowed(&[]),
-            }]),
-            props: ::std::borrow::Cow::Borrowed(&[]),
-        },
-    }]),
-};
-/// `patch`
-static PLAN_2: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("replace_all"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
-/// `process`
-static PLAN_3: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("limit"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("offset"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("timeout"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
-/// `read_file`
-static PLAN_4: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("limit"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("offset"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
-/// `search_files`
-static PLAN_5: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("limit"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
-/// `skill_view`
-static PLAN_6: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `skills_list`
-static PLAN_7: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
-/// `terminal`
-static PLAN_8: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("timeout"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("background"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
-/// `todo`
-static PLAN_9: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("merge"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Boolean]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("todos"),
-            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
-            node: ::hermes_runtime::coerce::RepairNode {
+static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("operations"),
+            flags: ::hermes_runtime::__private::PropPlan::ARRAY,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
+            node: ::hermes_runtime::__private::RepairNode {
                 accepts: 0,
-                items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::RepairNode {
-                    accepts: ::hermes_runtime::coerce::RepairNode::ACCEPTS_OBJECT,
+                items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::RepairNode {
+                    accepts: ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
                     items: ::std::borrow::Cow::Borrowed(&[]),
                     props: ::std::borrow::Cow::Borrowed(&[]),
                 }]),
                 props: ::std::borrow::Cow::Borrowed(&[]),
             },
-        },
-    ]),
-};
-/// `web_extract`
-static PLAN_10: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("urls"),
-            flags: ::hermes_runtime::coerce::PropPlan::ARRAY,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Array]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-        ::hermes_runtime::coerce::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("char_limit"),
+        }]),
+    };
+/// `patch`
+static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("replace_all"),
             flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-            node: ::hermes_runtime::coerce::RepairNode::INERT,
-        },
-    ]),
-};
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
+/// `process`
+static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("limit"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("offset"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("timeout"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
+/// `read_file`
+static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("limit"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("offset"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
+/// `search_files`
+static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("limit"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
+/// `skill_view`
+static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `skills_list`
+static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };
+/// `terminal`
+static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("timeout"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("background"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
+/// `todo`
+static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("merge"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("todos"),
+                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
+                node: ::hermes_runtime::__private::RepairNode {
+                    accepts: 0,
+                    items: ::std::borrow::Cow::Borrowed(&[
+                        ::hermes_runtime::__private::RepairNode {
+                            accepts: ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
+                            items: ::std::borrow::Cow::Borrowed(&[]),
+                            props: ::std::borrow::Cow::Borrowed(&[]),
+                        },
+                    ]),
+                    props: ::std::borrow::Cow::Borrowed(&[]),
+                },
+            },
+        ]),
+    };
+/// `web_extract`
+static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("urls"),
+                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("char_limit"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
+    };
 /// `web_search`
-static PLAN_11: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::PropPlan {
-        name: ::std::borrow::Cow::Borrowed("limit"),
-        flags: 0,
-        kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::coerce::Kind::Integer]),
-        node: ::hermes_runtime::coerce::RepairNode::INERT,
-    }]),
-};
+static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
+            name: ::std::borrow::Cow::Borrowed("limit"),
+            flags: 0,
+            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+            node: ::hermes_runtime::__private::RepairNode::INERT,
+        }]),
+    };
 /// `write_file`
-static PLAN_12: ::hermes_runtime::coerce::CoercionPlan = ::hermes_runtime::coerce::CoercionPlan {
-    props: ::std::borrow::Cow::Borrowed(&[]),
-};
+static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::CoercionPlan {
+        props: ::std::borrow::Cow::Borrowed(&[]),
+    };

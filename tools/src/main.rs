@@ -117,7 +117,7 @@ fn main() -> ExitCode {
     let profile = cli.profile.map_or_else(Profile::default_home, Profile::new);
     match cli.command {
         Command::List => {
-            let entries = registry.entries();
+            let entries = registry.builtin_entries();
             let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4);
             let set_width = entries.iter().map(|e| e.toolset.len()).max().unwrap_or(7);
             let mut text = String::new();

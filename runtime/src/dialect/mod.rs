@@ -337,6 +337,7 @@ impl std::error::Error for ParseDialectError {}
 /// One construct that a dialect cannot carry without changing its meaning,
 /// or one rule that a dialect-form tool breaks.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DialectIssue {
     /// The dialect whose rules the issue is about.
     pub dialect: Dialect,
