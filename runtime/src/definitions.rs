@@ -33,6 +33,7 @@ use serde_json::{Map, Value};
 use crate::availability::{CheckPass, CHECK_TTL};
 use crate::dialect::sanitize_for_strict_backends;
 use crate::disclosure::{bridge_definitions, estimate_tokens, DisclosureConfig};
+use crate::schema::{mentions_home, wrap_owned};
 use crate::{Profile, Registry};
 
 /// What descriptions write for the profile's home (`cargo xtask check-tools`
@@ -119,42 +120,6 @@ impl std::fmt::Debug for DefinitionsState {
             .field("cross_refs", &self.cross_refs)
             .field("cached", &self.cache.len())
             .finish()
-    }
-}
-
-/// `{"type": "function", "function": schema}`.
-pub(crate) fn wrap(schema: &Value) -> Value {
-    wrap_owned(schema.clone())
-}
-
-/// [`wrap`], taking the schema: `json!` would copy it by serializing it.
-fn wrap_owned(schema: Value) -> Value {
-    let mut wrapper = Map::with_capacity(2);
-    wrapper.insert("type".into(), Value::String("function".into()));
-    wrapper.insert("function".into(), schema);
-    Value::Object(wrapper)
-}
-
-/// `schema` with its `parameters` sanitized for strict backends.
-pub(crate) fn sanitized(schema: &Value) -> Value {
-    let mut schema = schema.clone();
-    if let Some(params) = schema.get("parameters") {
-        let clean = sanitize_for_strict_backends(params);
-        schema["parameters"] = clean;
-    }
-    schema
-}
-
-/// Whether any `description` in `schema`, at any depth, holds
-/// [`HOME_PLACEHOLDER`].
-pub(crate) fn mentions_home(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.iter().any(|(k, v)| match v {
-            Value::String(s) => k == "description" && s.contains(HOME_PLACEHOLDER),
-            other => mentions_home(other),
-        }),
-        Value::Array(items) => items.iter().any(mentions_home),
-        _ => false,
     }
 }
 

@@ -140,7 +140,7 @@ impl ToolEntry {
     pub fn sanitized_schema(&self) -> &Value {
         self.cache
             .sanitized
-            .get_or_init(|| crate::definitions::sanitized(self.schema()))
+            .get_or_init(|| crate::schema::sanitized(self.schema()))
     }
 
     /// `{"type": "function", "function": sanitized schema}`, built once and
@@ -148,7 +148,7 @@ impl ToolEntry {
     pub fn definition(&self) -> &std::sync::Arc<Value> {
         self.cache
             .definition
-            .get_or_init(|| std::sync::Arc::new(crate::definitions::wrap(self.sanitized_schema())))
+            .get_or_init(|| std::sync::Arc::new(crate::schema::wrap(self.sanitized_schema())))
     }
 
     /// Whether a description of the schema writes `{HERMES_HOME}`, which
@@ -157,7 +157,7 @@ impl ToolEntry {
         *self
             .cache
             .mentions_home
-            .get_or_init(|| crate::definitions::mentions_home(self.schema()))
+            .get_or_init(|| crate::schema::mentions_home(self.schema()))
     }
 
     /// `{name, description, parameters}`, as the model is sent it.

@@ -313,14 +313,14 @@ impl Registry {
             "parameters": spec.parameters,
         });
         let plan = CoercionPlan::compile(&spec.parameters);
-        let sanitized = crate::definitions::sanitized(&schema);
-        let definition = Arc::new(crate::definitions::wrap(&sanitized));
+        let sanitized = crate::schema::sanitized(&schema);
+        let definition = Arc::new(crate::schema::wrap(&sanitized));
         let name = spec.name.clone();
         let toolset = spec.toolset.clone();
         map.insert(
             name.clone(),
             Arc::new(RuntimeTool {
-                mentions_home: crate::definitions::mentions_home(&schema),
+                mentions_home: crate::schema::mentions_home(&schema),
                 spec,
                 schema,
                 plan,

@@ -8,6 +8,9 @@ use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
+use crate::dialect::sanitize_for_strict_backends;
+use hermes_tool_facts::HOME_PLACEHOLDER;
+
 fn generator() -> SchemaGenerator {
     SchemaSettings::draft07()
         .with(|s| {
@@ -117,5 +120,43 @@ fn describe(schema: &Value) -> String {
                 "a value".into()
             }
         }
+    }
+}
+
+// -- Schemas as definitions (read by entries, run-time tools and definitions) --
+
+/// `{"type": "function", "function": schema}`.
+pub(crate) fn wrap(schema: &Value) -> Value {
+    wrap_owned(schema.clone())
+}
+
+/// [`wrap`], taking the schema: `json!` would copy it by serializing it.
+pub(crate) fn wrap_owned(schema: Value) -> Value {
+    let mut wrapper = Map::with_capacity(2);
+    wrapper.insert("type".into(), Value::String("function".into()));
+    wrapper.insert("function".into(), schema);
+    Value::Object(wrapper)
+}
+
+/// `schema` with its `parameters` sanitized for strict backends.
+pub(crate) fn sanitized(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(params) = schema.get("parameters") {
+        let clean = sanitize_for_strict_backends(params);
+        schema["parameters"] = clean;
+    }
+    schema
+}
+
+/// Whether any `description` in `schema`, at any depth, holds
+/// [`HOME_PLACEHOLDER`].
+pub(crate) fn mentions_home(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(k, v)| match v {
+            Value::String(s) => k == "description" && s.contains(HOME_PLACEHOLDER),
+            other => mentions_home(other),
+        }),
+        Value::Array(items) => items.iter().any(mentions_home),
+        _ => false,
     }
 }
