@@ -260,20 +260,17 @@ impl Registry {
         // Timing is for post-call hooks: without them, skip the clock reads.
         let started = (!hooks.post.is_empty()).then(Instant::now);
         let outcome = if hooks.execution.is_empty() {
-            let blocking = self.blocking_work().clone();
-            with_timeout(
-                timeout,
-                run_handler(tool.clone(), ctx.clone(), args, blocking),
-            )
-            .await
+            let handler = run_handler(tool.clone(), ctx.clone(), args, self.blocking_work());
+            with_timeout(timeout, handler).await
         } else {
             let next: Next = {
                 let (tool, ctx) = (tool.clone(), ctx.clone());
                 let blocking = self.blocking_work().clone();
                 Arc::new(move || {
-                    let fut =
-                        run_handler(tool.clone(), ctx.clone(), args.clone(), blocking.clone());
-                    Box::pin(async move { finish(fut.await) }) as HandlerFuture
+                    let (tool, ctx, args) = (tool.clone(), ctx.clone(), args.clone());
+                    let blocking = blocking.clone();
+                    Box::pin(async move { finish(run_handler(tool, ctx, args, &blocking).await) })
+                        as HandlerFuture
                 })
             };
             let mut chain = next.clone();
@@ -357,7 +354,7 @@ async fn run_handler(
     tool: ToolRef,
     ctx: ToolContext,
     args: Value,
-    blocking: BlockingWork,
+    blocking: &BlockingWork,
 ) -> Result<String, String> {
     use std::panic::{catch_unwind, AssertUnwindSafe};
     match catch_unwind(AssertUnwindSafe(|| tool.start(ctx, args))) {
