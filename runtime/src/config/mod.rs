@@ -372,6 +372,31 @@ impl ProfileConfig {
         }
     }
 
+    /// The toolsets a front end (`schema`, `serve`) offers: the flag's,
+    /// else the platform's (see [`ProfileConfig::platform_toolsets`]), else
+    /// the file's `toolsets`; `None` when none of them says (the front end's
+    /// own default then applies).
+    pub fn select_toolsets(
+        &self,
+        flag: Option<Vec<String>>,
+        platform: Option<&str>,
+    ) -> Option<Setting<Vec<String>>> {
+        if let Some(names) = flag {
+            return Some(Setting {
+                value: names,
+                source: Source::Flag("--toolsets"),
+            });
+        }
+        if let Some(platform) = platform {
+            return Some(self.platform_toolsets(platform));
+        }
+        let t = &self.toolsets;
+        t.value.clone().map(|value| Setting {
+            value,
+            source: t.source.clone(),
+        })
+    }
+
     /// Every setting as `(key, value, source)`, in file order of sections,
     /// for `hermes-tools config show`.
     pub fn entries(&self) -> Vec<(String, String, Source)> {
