@@ -729,6 +729,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut args = Vec::new();
     let mut env = BTreeMap::new();
     let mut url = None;
+    let mut url_pos = node.pos;
     let mut headers = BTreeMap::new();
     let mut server_enabled = true;
     let mut timeout = None;
@@ -760,6 +761,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
                 env = value.unwrap_or_default();
             }
             "url" => {
+                url_pos = v.pos;
                 url = r.string(&k, v);
                 ok(url.is_some());
             }
@@ -814,7 +816,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 r.error(
                     &join(key, "url"),
-                    node.pos,
+                    url_pos,
                     format!("`{url}` is not an http(s) URL"),
                 );
                 return None;
