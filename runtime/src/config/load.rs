@@ -19,25 +19,60 @@ use crate::Profile;
 /// Collects diagnostics while the tree is read.
 struct Reader {
     diags: Vec<Diagnostic>,
+    dropped: usize,
+    dropped_error: bool,
+}
+
+/// Diagnostics kept per file; past it one more says how many were left out.
+const MAX_DIAGNOSTICS: usize = 100;
+/// Characters of a key path or a message shown; a longer one is cut.
+const MAX_SHOWN_CHARS: usize = 200;
+
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
 }
 
 impl Reader {
+    fn push(&mut self, severity: Severity, key: &str, pos: Option<Pos>, message: String) {
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            self.diags.push(Diagnostic {
+                severity,
+                key: shown(key),
+                pos,
+                message: shown(&message),
+            });
+        } else {
+            self.dropped += 1;
+            // An error among the dropped still fails `check`.
+            self.dropped_error |= severity == Severity::Error;
+        }
+    }
+
     fn error(&mut self, key: &str, pos: Pos, message: impl Into<String>) {
-        self.diags.push(Diagnostic {
-            severity: Severity::Error,
-            key: key.to_string(),
-            pos: Some(pos),
-            message: message.into(),
-        });
+        self.push(Severity::Error, key, Some(pos), message.into());
     }
 
     fn warn(&mut self, key: &str, pos: Pos, message: impl Into<String>) {
-        self.diags.push(Diagnostic {
-            severity: Severity::Warning,
-            key: key.to_string(),
-            pos: Some(pos),
-            message: message.into(),
-        });
+        self.push(Severity::Warning, key, Some(pos), message.into());
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        if self.dropped > 0 {
+            self.diags.push(Diagnostic {
+                severity: if self.dropped_error {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                key: String::new(),
+                pos: None,
+                message: format!("{} more problem(s) not shown", self.dropped),
+            });
+        }
+        self.diags
     }
 
     fn expected(&mut self, key: &str, node: &Node, what: &str) {
@@ -113,7 +148,12 @@ impl Reader {
             return;
         }
         let path = join(key, name);
-        let near = hermes_tool_facts::suggestions(name, read.iter().chain(reference).copied(), 3);
+        // Names are short: a long one is no misspelling worth comparing.
+        let near = if name.len() <= 64 {
+            hermes_tool_facts::suggestions(name, read.iter().chain(reference).copied(), 3)
+        } else {
+            Vec::new()
+        };
         let hint = if near.is_empty() {
             String::new()
         } else {
@@ -256,7 +296,11 @@ fn usize_of(v: i64) -> usize {
 pub(super) fn load(profile: &Profile) -> ProfileConfig {
     let path = profile.home().join(FILE_NAME);
     let mut config = ProfileConfig::defaults(path.clone());
-    let mut r = Reader { diags: Vec::new() };
+    let mut r = Reader {
+        diags: Vec::new(),
+        dropped: 0,
+        dropped_error: false,
+    };
     match read_text(&path) {
         Ok(None) => {}
         Ok(Some(text)) => {
@@ -268,12 +312,7 @@ pub(super) fn load(profile: &Profile) -> ProfileConfig {
                 } else {
                     e.message
                 };
-                r.diags.push(Diagnostic {
-                    severity: Severity::Error,
-                    key: String::new(),
-                    pos: Some(e.pos),
-                    message,
-                });
+                r.push(Severity::Error, "", Some(e.pos), message);
             }
             match doc.root {
                 Some(root) if !root.is_null() => read_root(&mut r, &mut config, &root, profile),
@@ -282,16 +321,11 @@ pub(super) fn load(profile: &Profile) -> ProfileConfig {
         }
         Err(message) => {
             config.present = true;
-            r.diags.push(Diagnostic {
-                severity: Severity::Error,
-                key: String::new(),
-                pos: None,
-                message,
-            });
+            r.push(Severity::Error, "", None, message);
         }
     }
     apply_env(&mut config, profile, &mut r);
-    config.diagnostics = r.diags;
+    config.diagnostics = r.finish();
     config
 }
 
@@ -866,11 +900,8 @@ fn apply_env(c: &mut ProfileConfig, profile: &Profile, r: &mut Reader) {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.trim().to_string())
     };
-    let env_path_note = |name: &str, value: &str| Diagnostic {
-        severity: Severity::Warning,
-        key: String::new(),
-        pos: None,
-        message: format!("the .env value {name}={value} is not understood and is ignored"),
+    let note = |name: &str, value: &str| {
+        format!("the .env value {name}={value} is not understood and is ignored")
     };
     if let Some(v) = get(env::KILL_GRACE_SECONDS) {
         match v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0) {
@@ -880,7 +911,12 @@ fn apply_env(c: &mut ProfileConfig, profile: &Profile, r: &mut Reader) {
                     source: Source::Env(env::KILL_GRACE_SECONDS),
                 }
             }
-            None => r.diags.push(env_path_note(env::KILL_GRACE_SECONDS, &v)),
+            None => r.push(
+                Severity::Warning,
+                "",
+                None,
+                note(env::KILL_GRACE_SECONDS, &v),
+            ),
         }
     }
     if let Some(v) = get(env::ALLOW_PRIVATE_URLS) {
