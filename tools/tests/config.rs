@@ -590,6 +590,24 @@ fn precedence_is_flag_then_env_then_file_then_default() {
 }
 
 #[test]
+fn disabled_toolsets_are_withheld_everywhere() {
+    let p = profile_with("agent:\n  max_turns: 60\n  disabled_toolsets: [terminal]\nplatform_toolsets:\n  cli: [terminal, file]\n");
+    assert_eq!(
+        schema_names(p.path(), &["--platform", "cli"]),
+        ["patch", "read_file", "search_files", "write_file"]
+    );
+    assert_eq!(
+        schema_names(p.path(), &["--toolsets", "terminal"]),
+        Vec::<String>::new()
+    );
+    let show = run(p.path(), &["config", "show"]);
+    assert_eq!(
+        shown(&show.stdout, "agent.disabled_toolsets"),
+        ("[terminal]".into(), "config.yaml:3:22".into())
+    );
+}
+
+#[test]
 fn a_platform_without_an_entry_gets_its_bundle() {
     let p = profile_with("platform_toolsets:\n  cli: [terminal, my-mcp, no_mcp]\nmcp_servers:\n  my-mcp:\n    command: x\n");
     // MCP server names and `no_mcp` are not toolsets here: left out quietly.

@@ -388,6 +388,7 @@ const ROOT_READ: &[&str] = &[
     "approvals",
     "command_allowlist",
     "mcp_servers",
+    "agent",
 ];
 
 fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profile) {
@@ -434,6 +435,19 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
                 set(&mut c.command_allowlist, value, node.pos);
             }
             "mcp_servers" => read_mcp_servers(r, c, node),
+            "agent" => {
+                // Only this key is the tools'; the rest of the section is
+                // the agent loop's, accepted as it is.
+                let Some(entries) = r.mapping("agent", node) else {
+                    continue;
+                };
+                for (name, v, _) in entries {
+                    if name == "disabled_toolsets" && !v.is_null() {
+                        let value = r.strings("agent.disabled_toolsets", v);
+                        set(&mut c.disabled_toolsets, value, v.pos);
+                    }
+                }
+            }
             other => r.unknown("", other, pos, ROOT_READ, REFERENCE_ROOT),
         }
     }
