@@ -277,6 +277,52 @@ fn every_key_is_shown_with_its_value_and_position() {
     );
 }
 
+/// YAML as the reference's parser reads it: 1.1 booleans, `_` in numbers,
+/// anchors and merge keys.
+#[test]
+fn yaml_is_read_as_the_reference_reads_it() {
+    let p = profile_with(
+        "\
+approvals:
+  mode: off
+  cron_mode: yes
+tools:
+  tool_search:
+    enabled: off
+tool_output:
+  max_bytes: 12_500
+x-common: &common
+  command: srv
+  args: [--base]
+  env: {A: '1'}
+mcp_servers:
+  first:
+    <<: *common
+    args: [--own]
+  second:
+    <<: *common
+",
+    );
+    let config = Profile::new(p.path()).config();
+    assert_eq!(config.approvals.mode.value, ApprovalMode::Off);
+    assert_eq!(config.approvals.cron_mode.value, CronMode::Approve);
+    assert_eq!(config.tool_search.enabled.value, ToolSearchMode::Off);
+    assert_eq!(config.tool_output.max_bytes.value, 12_500);
+    let args = |name: &str| match &config.mcp_servers[name].transport {
+        McpTransport::Stdio { command, args, env } => {
+            assert_eq!(command, "srv");
+            assert_eq!(env["A"], "1");
+            args.clone()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(args("first"), ["--own"]);
+    assert_eq!(args("second"), ["--base"]);
+    // The anchor's own key is one neither knows: a warning, nothing more.
+    let warnings: Vec<_> = config.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(warnings, ["x-common"]);
+}
+
 #[test]
 fn without_a_file_every_setting_is_its_default() {
     let p = tempfile::tempdir().unwrap();
