@@ -90,7 +90,10 @@ fn call(profile: &Path, cwd: &Path, name: &str, args: Value, env: &[(&str, &str)
 fn shown(show: &str, key: &str) -> (String, String) {
     let line = show
         .lines()
-        .find(|l| l.split_whitespace().next() == Some(key))
+        .find(|l| {
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.starts_with("  "))
+        })
         .unwrap_or_else(|| panic!("no `{key}` in:\n{show}"));
     let rest = line[key.len()..].trim();
     let open = rest.rfind("  (").expect("a source");
@@ -632,6 +635,23 @@ fn precedence_is_flag_then_env_then_file_then_default() {
     assert_eq!(
         schema_names(p.path(), &["--platform", "cli", "--toolsets", "file"]),
         ["patch", "read_file", "search_files", "write_file"]
+    );
+    let selected = |args: &[&str]| {
+        let mut all = vec!["config", "show"];
+        all.extend_from_slice(args);
+        shown(&run(p.path(), &all).stdout, "(selected toolsets)")
+    };
+    assert_eq!(
+        selected(&["--platform", "cli"]),
+        ("[terminal]".into(), "config.yaml:3:8".into())
+    );
+    assert_eq!(
+        selected(&["--platform", "cli", "--toolsets", "file"]),
+        ("[file]".into(), "flag --toolsets".into())
+    );
+    assert_eq!(
+        selected(&["--platform", "slack"]),
+        ("[hermes-slack]".into(), "default".into())
     );
 }
 
