@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod config;
 mod files;
 mod runtime;
 mod web;
