@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::toolsets::{table_source, Table};
+use crate::toolsets::{table_tokens, Table};
 use crate::{Diagnostic, DiscoveredTool, Discovery, ToolModule};
 
 /// The first lines of every generated file.
@@ -19,7 +19,7 @@ pub const GENERATED_PREAMBLE: &str = "\
 
 /// Renders `src/generated.rs`, formatted with rustfmt.
 pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diagnostic>> {
-    let rt = quote!(::hermes_runtime::__private);
+    let rt = rt();
 
     let modules = discovery.modules.iter().map(|m| {
         let ident = format_ident!("{}", m.name);
@@ -79,13 +79,24 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         };
     };
     // The toolset table of toolsets.toml, declared toolsets and bundles.
-    let table_source = table_source(table, "::hermes_runtime::__private", "TOOLSET_TABLE");
+    let table_static = table_tokens(table, &rt, "TOOLSET_TABLE");
     let (constants, names) = toolset_constants(table)?;
     // The sections are apart by a blank line (token streams carry none).
     let source = format!(
-        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_source}\n{constants}\n\n{names}"
+        "{GENERATED_PREAMBLE}\n{tokens}\n/// The toolsets of toolsets.toml (platform bundles expanded).\n{table_static}\n\n{constants}\n\n{names}"
     );
-    rustfmt(&source).map(|s| doc_attrs_to_comments(&s))
+    format_source(&source)
+}
+
+/// The path generated code names the runtime's glue by.
+pub(crate) fn rt() -> TokenStream {
+    quote!(::hermes_runtime::__private)
+}
+
+/// The one way generated code is formatted: rustfmt, then doc attributes
+/// back to `///` comments.
+pub(crate) fn format_source(source: &str) -> Result<String, Box<Diagnostic>> {
+    rustfmt(source).map(|s| doc_attrs_to_comments(&s))
 }
 
 /// The arms of `find_tool`: one per name length, matching the names of

@@ -1,13 +1,18 @@
 //! Renders the static coercion plans of a tools crate: one
-//! `hermes_runtime::coerce::CoercionPlan` per tool, compiled from the tool's
-//! `parameters` schema when the registry is generated, indexed by name.
+//! `CoercionPlan` per tool, compiled from the tool's `parameters` schema
+//! when the registry is generated, indexed by name. Plans have private
+//! fields: the emitted code calls the `const` constructors
+//! `hermes_runtime::__private` re-exports (`coercion_plan`, `prop_plan`,
+//! `repair_node`, `repair_prop`).
 
 use std::collections::BTreeMap;
 
-use hermes_runtime::coerce::{CoercionPlan, Kind, PropPlan, RepairNode, RepairProp};
+use hermes_runtime::__private::{CoercionPlan, Kind, PropPlan, RepairNode, RepairProp};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
 use serde_json::Value;
 
-use crate::generate::rustfmt;
+use crate::generate::{format_source, rt};
 use crate::Diagnostic;
 
 const PREAMBLE: &str = "\
@@ -15,41 +20,118 @@ const PREAMBLE: &str = "\
 // Do not edit by hand: edit the tools, then run `cargo xtask gen`.
 ";
 
-/// Absolute path of the runtime's plan types, as the emitted code names them.
-const MODULE_PATH: &str = "::hermes_runtime::__private";
-
 /// Renders `src/generated_plans.rs` for `{tool name: parameters}`.
 pub fn render_plans(parameters: &BTreeMap<String, Value>) -> Result<String, Box<Diagnostic>> {
+    let rt = rt();
     let mut map = phf_codegen::Map::new();
     map.phf_path("::hermes_runtime::__private::phf");
-    let mut statics = String::new();
+    let mut statics = Vec::new();
     for (i, (name, params)) in parameters.iter().enumerate() {
-        let plan = CoercionPlan::compile(params);
-        map.entry(name.as_str(), format!("&PLAN_{i}"));
-        statics.push_str(&format!(
-            "/// `{name}`\nstatic PLAN_{i}: ::hermes_runtime::__private::CoercionPlan = {};\n",
-            plan_expr(&plan)
-        ));
+        let plan = plan_expr(&CoercionPlan::compile(params));
+        let item = format_ident!("PLAN_{i}");
+        map.entry(name.as_str(), format!("&{item}"));
+        let doc = format!(" `{name}`");
+        statics.push(quote! {
+            #[doc = #doc]
+            static #item: #rt::CoercionPlan = #plan;
+        });
     }
-    let source = format!(
-        "{PREAMBLE}\n/// Tool name → its coercion plan.\npub static PLANS: ::hermes_runtime::__private::StaticPlans = {};\n\n{statics}",
-        map.build()
-    );
-    rustfmt(&source)
+    let map = map.build();
+    let index = quote! {
+        /// Tool name → its coercion plan.
+        pub static PLANS: #rt::StaticPlans = #map;
+    };
+    // The index and the plans are apart by a blank line (token streams carry none).
+    format_source(&format!("{PREAMBLE}\n{index}\n\n{}", quote!(#(#statics)*)))
 }
 
-/// A Rust constant expression that rebuilds `plan`, with absolute paths
-/// (`::hermes_runtime::__private::CoercionPlan { .. }`), usable as the
+/// `pub static ITEM: CoercionPlan = plan_expr(plan);`, formatted as the
+/// generated files are (what the runtime's plan snapshot holds).
+pub fn plan_static(item: &str, plan: &CoercionPlan) -> Result<String, Box<Diagnostic>> {
+    let (rt, item, plan) = (rt(), format_ident!("{item}"), plan_expr(plan));
+    format_source(&quote!(pub static #item: #rt::CoercionPlan = #plan;).to_string())
+}
+
+/// A Rust constant expression that rebuilds `plan` through the `const`
+/// constructors under `::hermes_runtime::__private`, usable as the
 /// initializer of a `static`.
-pub fn plan_expr(plan: &CoercionPlan) -> String {
-    let mut out = String::new();
-    out.push_str(MODULE_PATH);
-    out.push_str("::CoercionPlan {\n");
-    indent(&mut out, 1);
-    out.push_str("props: ");
-    emit_slice(&mut out, &plan.props, 1, emit_prop);
-    out.push_str(",\n}");
-    out
+pub fn plan_expr(plan: &CoercionPlan) -> TokenStream {
+    let rt = rt();
+    let props = parts(plan.props().iter().map(prop_expr));
+    quote!(#rt::coercion_plan(#props))
+}
+
+/// `&[a, b]` of constructor calls as a `'static` slice: a call is not
+/// promoted to a static the way a literal is, but a `const` block's value is.
+fn parts(items: impl ExactSizeIterator<Item = TokenStream>) -> TokenStream {
+    if items.len() == 0 {
+        quote!(&[])
+    } else {
+        quote!(const { &[#(#items),*] })
+    }
+}
+
+fn prop_expr(prop: &PropPlan) -> TokenStream {
+    let rt = rt();
+    let name = prop.name();
+    let flags = flags_expr(
+        prop.flags(),
+        &[
+            (PropPlan::NULLABLE, "NULLABLE"),
+            (PropPlan::ARRAY, "ARRAY"),
+            (PropPlan::OBJECT, "OBJECT"),
+        ],
+        &quote!(#rt::PropPlan),
+    );
+    let kinds = prop.kinds().iter().map(|kind| {
+        let kind = format_ident!("{}", kind_name(*kind));
+        quote!(#rt::Kind::#kind)
+    });
+    let node = node_expr(prop.node());
+    quote!(#rt::prop_plan(#name, #flags, &[#(#kinds),*], #node))
+}
+
+fn node_expr(node: &RepairNode) -> TokenStream {
+    let rt = rt();
+    if *node == RepairNode::INERT {
+        return quote!(#rt::RepairNode::INERT);
+    }
+    let accepts = flags_expr(
+        node.accepts(),
+        &[
+            (RepairNode::ACCEPTS_ARRAY, "ACCEPTS_ARRAY"),
+            (RepairNode::ACCEPTS_OBJECT, "ACCEPTS_OBJECT"),
+        ],
+        &quote!(#rt::RepairNode),
+    );
+    let items = parts(node.items().iter().map(node_expr));
+    let props = parts(node.props().iter().map(repair_prop_expr));
+    quote!(#rt::repair_node(#accepts, #items, #props))
+}
+
+fn repair_prop_expr(prop: &RepairProp) -> TokenStream {
+    let rt = rt();
+    let (name, node) = (prop.name(), node_expr(prop.node()));
+    quote!(#rt::repair_prop(#name, #node))
+}
+
+/// `Owner::A | Owner::B`, the named bits of `flags`, plus any other bits as
+/// a number (`0` when none is set).
+fn flags_expr(flags: u8, names: &[(u8, &str)], owner: &TokenStream) -> TokenStream {
+    let mut parts = Vec::new();
+    let mut rest = flags;
+    for &(bit, name) in names {
+        if flags & bit != 0 {
+            let name = format_ident!("{name}");
+            parts.push(quote!(#owner::#name));
+            rest &= !bit;
+        }
+    }
+    if rest != 0 || parts.is_empty() {
+        let rest = Literal::u8_unsuffixed(rest);
+        parts.push(quote!(#rest));
+    }
+    quote!(#(#parts)|*)
 }
 
 fn kind_name(kind: Kind) -> &'static str {
@@ -61,138 +143,4 @@ fn kind_name(kind: Kind) -> &'static str {
         Kind::Object => "Object",
         Kind::Null => "Null",
     }
-}
-
-fn indent(out: &mut String, level: usize) {
-    for _ in 0..level {
-        out.push_str("    ");
-    }
-}
-
-fn emit_str(out: &mut String, s: &str) {
-    out.push_str("::std::borrow::Cow::Borrowed(");
-    // `Debug` of a `str` is a valid Rust string literal.
-    out.push_str(&format!("{s:?}"));
-    out.push(')');
-}
-
-fn emit_slice<T>(out: &mut String, items: &[T], level: usize, emit: fn(&mut String, &T, usize)) {
-    out.push_str("::std::borrow::Cow::Borrowed(&[");
-    if items.is_empty() {
-        out.push_str("])");
-        return;
-    }
-    out.push('\n');
-    for item in items {
-        indent(out, level + 1);
-        emit(out, item, level + 1);
-        out.push_str(",\n");
-    }
-    indent(out, level);
-    out.push_str("])");
-}
-
-fn emit_flags(out: &mut String, flags: u8, names: &[(u8, &str)], owner: &str) {
-    let mut first = true;
-    let mut rest = flags;
-    for &(bit, name) in names {
-        if flags & bit != 0 {
-            if !first {
-                out.push_str(" | ");
-            }
-            out.push_str(&format!("{MODULE_PATH}::{owner}::{name}"));
-            first = false;
-            rest &= !bit;
-        }
-    }
-    if rest != 0 || first {
-        if !first {
-            out.push_str(" | ");
-        }
-        out.push_str(&format!("{rest}"));
-    }
-}
-
-fn emit_prop(out: &mut String, prop: &PropPlan, level: usize) {
-    out.push_str(MODULE_PATH);
-    out.push_str("::PropPlan {\n");
-    indent(out, level + 1);
-    out.push_str("name: ");
-    emit_str(out, &prop.name);
-    out.push_str(",\n");
-    indent(out, level + 1);
-    out.push_str("flags: ");
-    emit_flags(
-        out,
-        prop.flags,
-        &[
-            (PropPlan::NULLABLE, "NULLABLE"),
-            (PropPlan::ARRAY, "ARRAY"),
-            (PropPlan::OBJECT, "OBJECT"),
-        ],
-        "PropPlan",
-    );
-    out.push_str(",\n");
-    indent(out, level + 1);
-    out.push_str("kinds: ::std::borrow::Cow::Borrowed(&[");
-    for (i, kind) in prop.kinds.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
-        }
-        out.push_str(&format!("{MODULE_PATH}::Kind::{}", kind_name(*kind)));
-    }
-    out.push_str("]),\n");
-    indent(out, level + 1);
-    out.push_str("node: ");
-    emit_node(out, &prop.node, level + 1);
-    out.push_str(",\n");
-    indent(out, level);
-    out.push('}');
-}
-
-fn emit_node(out: &mut String, node: &RepairNode, level: usize) {
-    if *node == RepairNode::INERT {
-        out.push_str(MODULE_PATH);
-        out.push_str("::RepairNode::INERT");
-        return;
-    }
-    out.push_str(MODULE_PATH);
-    out.push_str("::RepairNode {\n");
-    indent(out, level + 1);
-    out.push_str("accepts: ");
-    emit_flags(
-        out,
-        node.accepts,
-        &[
-            (RepairNode::ACCEPTS_ARRAY, "ACCEPTS_ARRAY"),
-            (RepairNode::ACCEPTS_OBJECT, "ACCEPTS_OBJECT"),
-        ],
-        "RepairNode",
-    );
-    out.push_str(",\n");
-    indent(out, level + 1);
-    out.push_str("items: ");
-    emit_slice(out, &node.items, level + 1, emit_node);
-    out.push_str(",\n");
-    indent(out, level + 1);
-    out.push_str("props: ");
-    emit_slice(out, &node.props, level + 1, emit_repair_prop);
-    out.push_str(",\n");
-    indent(out, level);
-    out.push('}');
-}
-
-fn emit_repair_prop(out: &mut String, prop: &RepairProp, level: usize) {
-    out.push_str(MODULE_PATH);
-    out.push_str("::RepairProp {\n");
-    indent(out, level + 1);
-    out.push_str("name: ");
-    emit_str(out, &prop.name);
-    out.push_str(",\n");
-    indent(out, level + 1);
-    out.push_str("node: ");
-    emit_node(out, &prop.node, level + 1);
-    out.push_str(",\n");
-    indent(out, level);
-    out.push('}');
 }

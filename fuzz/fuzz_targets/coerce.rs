@@ -1,4 +1,4 @@
-//! Argument coercion (`hermes_runtime::coerce`) of arbitrary JSON against
+//! Argument coercion (`hermes_runtime::coerce_args`) of arbitrary JSON against
 //! every built-in tool's schema, and of arbitrary JSON against arbitrary
 //! schemas.
 //!
@@ -16,7 +16,7 @@
 
 use std::sync::OnceLock;
 
-use hermes_runtime::coerce::{coerce_args, CoercionPlan};
+use hermes_runtime::{coerce_args, CoercionPlan};
 use hermes_runtime::ToolEntry;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

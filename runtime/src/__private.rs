@@ -13,10 +13,40 @@ pub use crate::direct::{decode_direct, Optional, Required, Unsupported};
 pub use crate::entry::{DirectHandler, EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use crate::registry::{StaticPlans, StaticTables, StaticTools};
 pub use crate::schema::ParametersBuilder;
-pub use crate::toolsets::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};
+pub use crate::tables::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};
 pub use crate::{Profile, ToolContext};
 pub use phf;
 pub use serde_json;
+
+/// A coercion plan of static parts, for the statics `generated_plans.rs`
+/// holds: `props` sorted by name length, then bytes (lookups rely on it).
+pub const fn coercion_plan(props: &'static [PropPlan]) -> CoercionPlan {
+    CoercionPlan::from_static(props)
+}
+
+/// How to coerce one top-level property (see [`CoercionPlan`]).
+pub const fn prop_plan(
+    name: &'static str,
+    flags: u8,
+    kinds: &'static [Kind],
+    node: RepairNode,
+) -> PropPlan {
+    PropPlan::from_static(name, flags, kinds, node)
+}
+
+/// Nested repair at one schema position; `props` sorted like a plan's.
+pub const fn repair_node(
+    accepts: u8,
+    items: &'static [RepairNode],
+    props: &'static [RepairProp],
+) -> RepairNode {
+    RepairNode::from_static(accepts, items, props)
+}
+
+/// Nested repair of one named sub-property.
+pub const fn repair_prop(name: &'static str, node: RepairNode) -> RepairProp {
+    RepairProp::from_static(name, node)
+}
 
 /// The entry `#[hermes_tool]` emits, beside its compile errors, for a
 /// function it rejected: code that names the entry (the generated registry,

@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 use crate::availability::{CheckPass, CHECK_TTL};
 use crate::dialect::sanitize_for_strict_backends;
 use crate::disclosure::{bridge_definitions, estimate_tokens, for_profile, DisclosureConfig};
-use crate::schema::{mentions_home, wrap_owned};
+use crate::schema::{mentions_home, show_home, wrap_owned};
 use crate::{Profile, Registry};
 
 /// What descriptions write for the profile's home (`cargo xtask check-tools`
@@ -122,24 +122,6 @@ impl std::fmt::Debug for DefinitionsState {
             .field("cross_refs", &self.cross_refs)
             .field("cached", &self.cache.len())
             .finish()
-    }
-}
-
-/// Replaces [`HOME_PLACEHOLDER`] by `home` in every `description`.
-fn show_home(schema: &mut Value, home: &str) {
-    match schema {
-        Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                match v {
-                    Value::String(s) if k == "description" && s.contains(HOME_PLACEHOLDER) => {
-                        *s = s.replace(HOME_PLACEHOLDER, home);
-                    }
-                    other => show_home(other, home),
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| show_home(v, home)),
-        _ => {}
     }
 }
 

@@ -7,7 +7,6 @@
 
 pub mod availability;
 pub mod blocking;
-pub mod coerce;
 pub mod config;
 pub mod context;
 pub mod definitions;
@@ -19,23 +18,30 @@ pub mod hooks;
 pub mod registry;
 pub mod sanitize;
 pub mod tool;
-pub mod toolsets;
 
 mod cap;
 mod catch;
+mod coerce;
 mod direct;
 mod schema;
 mod tables;
+mod toolsets;
 
 #[doc(hidden)]
 pub mod __private;
 
 pub use blocking::{BlockingWork, DEFAULT_MAX_ABANDONED};
 pub use cap::{CUT_KEY, CUT_MARKER};
+// Argument repair: `coerce_args` (its docs list the rules) and the
+// compiled form `CoercionPlan`, which dispatch applies before each call.
+pub use coerce::{coerce_args, CoercionPlan};
 pub use context::{Profile, ToolContext};
 pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use registry::{AgentLoopExecutor, DispatchConfig, Registry, AGENT_LOOP_TOOLS};
 pub use tool::{RegisterError, RuntimeToolSpec, ToolRef, ToolSource};
+// The toolsets a registry knows (`Registry::toolsets`): resolution,
+// custom toolsets, aliases, plugin tools and platforms.
+pub use toolsets::{ToolsetInfo, Toolsets};
 
 /// Builds the `{"error": MESSAGE}` JSON string every failure is reported as.
 pub fn error_json(message: impl Into<String>) -> String {

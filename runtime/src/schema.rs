@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use crate::dialect::sanitize_for_strict_backends;
+use crate::dialect::walk::{any_schema, for_each_schema_mut};
 use hermes_tool_facts::HOME_PLACEHOLDER;
 
 fn generator() -> SchemaGenerator {
@@ -148,15 +149,38 @@ pub(crate) fn sanitized(schema: &Value) -> Value {
     schema
 }
 
-/// Whether any `description` in `schema`, at any depth, holds
-/// [`HOME_PLACEHOLDER`].
+/// Whether a definition's `description`, or one in its `parameters` at any
+/// depth, holds [`HOME_PLACEHOLDER`].
 pub(crate) fn mentions_home(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.iter().any(|(k, v)| match v {
-            Value::String(s) => k == "description" && s.contains(HOME_PLACEHOLDER),
-            other => mentions_home(other),
-        }),
-        Value::Array(items) => items.iter().any(mentions_home),
-        _ => false,
+    let holds = |m: &Map<String, Value>| {
+        m.get("description")
+            .and_then(Value::as_str)
+            .is_some_and(|d| d.contains(HOME_PLACEHOLDER))
+    };
+    let Value::Object(definition) = schema else {
+        return false;
+    };
+    holds(definition)
+        || definition
+            .get("parameters")
+            .is_some_and(|p| any_schema(p, holds))
+}
+
+/// Replaces [`HOME_PLACEHOLDER`] by `home` in every description
+/// [`mentions_home`] looks at.
+pub(crate) fn show_home(schema: &mut Value, home: &str) {
+    let show = |m: &mut Map<String, Value>| {
+        if let Some(Value::String(d)) = m.get_mut("description") {
+            if d.contains(HOME_PLACEHOLDER) {
+                *d = d.replace(HOME_PLACEHOLDER, home);
+            }
+        }
+    };
+    let Value::Object(definition) = schema else {
+        return;
+    };
+    show(definition);
+    if let Some(parameters) = definition.get_mut("parameters") {
+        for_each_schema_mut(parameters, show);
     }
 }

@@ -23,14 +23,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-/// Names that stand for every toolset, and the prefix of platform bundles
-/// (`hermes-cli`, `hermes-discord`, …): shared with the build step.
-pub use hermes_tool_facts::{ALL_TOOLSETS, BUNDLE_PREFIX};
+/// The prefix of platform bundles (`hermes-cli`, `hermes-discord`, …):
+/// shared with the build step.
+pub(crate) use hermes_tool_facts::BUNDLE_PREFIX;
 
 use hermes_tool_facts::is_all_toolsets as is_all;
 
-/// The static toolset table types (their home is `tables.rs`).
-pub use crate::tables::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};
+/// The static toolset table types (their home is `tables.rs`; generated
+/// code names them through `__private`).
+use crate::tables::{StaticTable, StaticToolset};
 
 /// What [`Toolsets::get_toolset_info`] reports about one toolset.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Table-driven tests of `hermes_runtime::coerce` through its public API, one table per rule.
+//! Table-driven tests of argument coercion (`hermes_runtime::coerce_args`, `CoercionPlan`) through its public API, one table per rule.
 //!
 //! Unless a table says otherwise, every row was observed by running the
 //! reference, `model_tools.coerce_tool_args` of the PyPI package
@@ -6,9 +6,11 @@
 //! `(property schema, value, expected value)`: the schema is placed at
 //! `properties.v` of an object schema and the value at `args.v`.
 
-use hermes_runtime::coerce::{coerce_args, CoercionPlan, Kind, PropPlan, RepairNode, RepairProp};
+use hermes_runtime::__private::{
+    coercion_plan, prop_plan, repair_node, repair_prop, Kind, PropPlan, RepairNode,
+};
+use hermes_runtime::{coerce_args, CoercionPlan};
 use serde_json::{json, Value};
-use std::borrow::Cow;
 
 type Row = (&'static str, &'static str, &'static str);
 
@@ -1502,37 +1504,35 @@ fn the_emitted_static_is_the_compiled_plan() {
 }
 
 /// Written by hand, the way generated code writes plans of built-in tools.
-static HAND_WRITTEN: CoercionPlan = CoercionPlan {
-    props: Cow::Borrowed(&[
-        PropPlan {
-            name: Cow::Borrowed("count"),
-            flags: 0,
-            kinds: Cow::Borrowed(&[Kind::Integer]),
-            node: RepairNode::INERT,
-        },
-        PropPlan {
-            name: Cow::Borrowed("items"),
-            flags: PropPlan::ARRAY,
-            kinds: Cow::Borrowed(&[Kind::Array]),
-            node: RepairNode {
-                accepts: 0,
-                items: Cow::Borrowed(&[RepairNode {
-                    accepts: RepairNode::ACCEPTS_OBJECT,
-                    items: Cow::Borrowed(&[]),
-                    props: Cow::Borrowed(&[RepairProp {
-                        name: Cow::Borrowed("n"),
-                        node: RepairNode {
-                            accepts: RepairNode::ACCEPTS_ARRAY,
-                            items: Cow::Borrowed(&[]),
-                            props: Cow::Borrowed(&[]),
-                        },
-                    }]),
-                }]),
-                props: Cow::Borrowed(&[]),
-            },
-        },
-    ]),
-};
+/// (A slice of constructor calls is a `const` block: calls are not promoted.)
+static HAND_WRITTEN: CoercionPlan = coercion_plan(
+    const {
+        &[
+            prop_plan("count", 0, &[Kind::Integer], RepairNode::INERT),
+            prop_plan(
+                "items",
+                PropPlan::ARRAY,
+                &[Kind::Array],
+                repair_node(
+                    0,
+                    const {
+                        &[repair_node(
+                            RepairNode::ACCEPTS_OBJECT,
+                            &[],
+                            const {
+                                &[repair_prop(
+                                    "n",
+                                    repair_node(RepairNode::ACCEPTS_ARRAY, &[], &[]),
+                                )]
+                            },
+                        )]
+                    },
+                    &[],
+                ),
+            ),
+        ]
+    },
+);
 
 #[test]
 fn hand_written_static_plan_equals_compiled_plan() {
@@ -1558,12 +1558,12 @@ fn hand_written_static_plan_equals_compiled_plan() {
         assert_eq!(HAND_WRITTEN.apply(args.clone()), coerce_args(&schema, args));
     }
     // Plain string properties never make it into a plan.
-    assert!(compiled.props.iter().all(|p| p.name != "name"));
+    assert!(compiled.props().iter().all(|p| p.name() != "name"));
 }
 
 #[test]
 fn empty_and_inert_plans() {
     let plan = CoercionPlan::compile(&json!({"properties": {"a": {"type": "string"}}}));
-    assert!(plan.props.is_empty());
+    assert!(plan.props().is_empty());
     assert_eq!(plan, CoercionPlan::compile(&json!(null)));
 }

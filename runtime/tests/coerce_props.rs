@@ -1,6 +1,6 @@
-//! Property tests of `hermes_runtime::coerce`: idempotence, well-typed values left alone, no panics on arbitrary JSON.
+//! Property tests of argument coercion (`hermes_runtime::coerce_args`): idempotence, well-typed values left alone, no panics on arbitrary JSON.
 
-use hermes_runtime::coerce::{coerce_args, CoercionPlan};
+use hermes_runtime::{coerce_args, CoercionPlan};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 

@@ -1,6 +1,6 @@
 //! Benchmark of argument coercion: a compiled `CoercionPlan` against a baseline that walks the schema JSON on every call.
 //!
-//! The baseline below applies the same rules as `hermes_runtime::coerce`, but
+//! The baseline below applies the same rules as `hermes_runtime::coerce_args`, but
 //! reads the schema `Value` on each call instead of a compiled plan. It exists
 //! only to be measured against; `main` first checks that both agree on the
 //! benchmarked calls and on a set of other calls.
@@ -12,7 +12,7 @@
 //! Run: `cargo bench -p hermes-tests --bench coerce`.
 
 use divan::{black_box, Bencher};
-use hermes_runtime::coerce::{coerce_args, CoercionPlan};
+use hermes_runtime::{coerce_args, CoercionPlan};
 use paired::{batch_ns, paired};
 use serde_json::{json, Map, Value};
 use std::sync::OnceLock;

@@ -27,159 +27,157 @@ pub static PLANS: ::hermes_runtime::__private::StaticPlans =
 
 /// `block_thread`
 static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("ms"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "ms",
+                0,
+                &[::hermes_runtime::__private::Kind::Integer],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `echo`
 static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("count"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "count",
+                0,
+                &[::hermes_runtime::__private::Kind::Integer],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `gated_fetch`
 static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `gated_search`
 static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `maybe_fail`
 static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("fail"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "fail",
+                0,
+                &[::hermes_runtime::__private::Kind::Boolean],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `notes_read`
 static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `notes_write`
 static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `panic_async`
 static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `panic_sync`
 static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `range`
 static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("end"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("start"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "end",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "start",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `range_async`
 static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("end"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("start"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "end",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "start",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `raw_string`
 static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `sleepy`
 static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("ms"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "ms",
+                0,
+                &[::hermes_runtime::__private::Kind::Integer],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `typed_echo`
 static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("flag"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("tags"),
-                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("count"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("ratio"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Number]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("offset"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("window"),
-                flags: ::hermes_runtime::__private::PropPlan::OBJECT,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Object]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "flag",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "tags",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "count",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "ratio",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Number],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "offset",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "window",
+                    ::hermes_runtime::__private::PropPlan::OBJECT,
+                    &[::hermes_runtime::__private::Kind::Object],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `whoami`
 static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);

@@ -194,7 +194,7 @@ fn every_discovered_tool_is_in_its_crates_registry_with_its_toolset() {
 
 #[test]
 fn static_coercion_plans_match_the_schemas() {
-    use hermes_runtime::coerce::CoercionPlan;
+    use hermes_runtime::CoercionPlan;
     for tables in [
         &hermes_tools::generated::TABLES,
         &hermes_tests::generated::TABLES,

@@ -10,9 +10,8 @@ use std::sync::Arc;
 use std::thread;
 
 use hermes_build_tools::toolsets as table;
-use hermes_runtime::toolsets::{
-    StaticAlias, StaticLegacy, StaticTable, StaticToolset, ToolsetInfo, Toolsets,
-};
+use hermes_runtime::__private::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};
+use hermes_runtime::{ToolsetInfo, Toolsets};
 
 mod common;
 use common::{resolve_all, static_table_from};

@@ -25,180 +25,196 @@ pub static PLANS: ::hermes_runtime::__private::StaticPlans =
 
 /// `clarify`
 static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("choices"),
-            flags: ::hermes_runtime::__private::PropPlan::ARRAY,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "choices",
+                ::hermes_runtime::__private::PropPlan::ARRAY,
+                &[::hermes_runtime::__private::Kind::Array],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `memory`
 static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("operations"),
-            flags: ::hermes_runtime::__private::PropPlan::ARRAY,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
-            node: ::hermes_runtime::__private::RepairNode {
-                accepts: 0,
-                items: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::RepairNode {
-                    accepts: ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
-                    items: ::std::borrow::Cow::Borrowed(&[]),
-                    props: ::std::borrow::Cow::Borrowed(&[]),
-                }]),
-                props: ::std::borrow::Cow::Borrowed(&[]),
-            },
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "operations",
+                ::hermes_runtime::__private::PropPlan::ARRAY,
+                &[::hermes_runtime::__private::Kind::Array],
+                ::hermes_runtime::__private::repair_node(
+                    0,
+                    const {
+                        &[::hermes_runtime::__private::repair_node(
+                            ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
+                            &[],
+                            &[],
+                        )]
+                    },
+                    &[],
+                ),
+            )]
+        },
+    );
 /// `patch`
 static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("replace_all"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "replace_all",
+                0,
+                &[::hermes_runtime::__private::Kind::Boolean],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `process`
 static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("limit"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("offset"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("timeout"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "limit",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "offset",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "timeout",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `read_file`
 static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("limit"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("offset"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "limit",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "offset",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `search_files`
 static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("limit"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "limit",
+                0,
+                &[::hermes_runtime::__private::Kind::Integer],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `skill_view`
 static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `skills_list`
 static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);
 /// `terminal`
 static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("timeout"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("background"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "timeout",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "background",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `todo`
 static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("merge"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("todos"),
-                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
-                node: ::hermes_runtime::__private::RepairNode {
-                    accepts: 0,
-                    items: ::std::borrow::Cow::Borrowed(&[
-                        ::hermes_runtime::__private::RepairNode {
-                            accepts: ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
-                            items: ::std::borrow::Cow::Borrowed(&[]),
-                            props: ::std::borrow::Cow::Borrowed(&[]),
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "merge",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "todos",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::repair_node(
+                        0,
+                        const {
+                            &[::hermes_runtime::__private::repair_node(
+                                ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
+                                &[],
+                                &[],
+                            )]
                         },
-                    ]),
-                    props: ::std::borrow::Cow::Borrowed(&[]),
-                },
-            },
-        ]),
-    };
+                        &[],
+                    ),
+                ),
+            ]
+        },
+    );
 /// `web_extract`
 static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("urls"),
-                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-            ::hermes_runtime::__private::PropPlan {
-                name: ::std::borrow::Cow::Borrowed("char_limit"),
-                flags: 0,
-                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-                node: ::hermes_runtime::__private::RepairNode::INERT,
-            },
-        ]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "urls",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "char_limit",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
 /// `web_search`
 static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("limit"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
-    };
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[::hermes_runtime::__private::prop_plan(
+                "limit",
+                0,
+                &[::hermes_runtime::__private::Kind::Integer],
+                ::hermes_runtime::__private::RepairNode::INERT,
+            )]
+        },
+    );
 /// `write_file`
 static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[]),
-    };
+    ::hermes_runtime::__private::coercion_plan(&[]);

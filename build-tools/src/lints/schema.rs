@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use hermes_runtime::dialect::walk::{child_pointer, for_each_schema};
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_tool_model::lints::*;
 use hermes_tool_model::ParamKind;
@@ -64,47 +65,6 @@ fn check(c: Crate<'_>, schemas: &BTreeMap<String, Value>) -> Vec<Diagnostic> {
         );
     }
     out
-}
-
-/// JSON pointer escaping (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// Calls `f(pointer, schema)` on `schema` and every subschema under it.
-fn walk(schema: &Value, pointer: &str, f: &mut dyn FnMut(&str, &Map<String, Value>)) {
-    let Value::Object(map) = schema else { return };
-    f(pointer, map);
-    for (key, value) in map {
-        let here = format!("{pointer}/{}", escape(key));
-        match key.as_str() {
-            "properties" | "patternProperties" | "definitions" | "$defs" | "dependentSchemas"
-            | "dependencies" => {
-                if let Value::Object(children) = value {
-                    for (name, child) in children {
-                        walk(child, &format!("{here}/{}", escape(name)), f);
-                    }
-                }
-            }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" if value.is_array() => {
-                for (i, child) in value.as_array().into_iter().flatten().enumerate() {
-                    walk(child, &format!("{here}/{i}"), f);
-                }
-            }
-            "items"
-            | "additionalItems"
-            | "additionalProperties"
-            | "contains"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "propertyNames"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => walk(value, &here, f),
-            _ => {}
-        }
-    }
 }
 
 fn has_type(map: &Map<String, Value>, ty: &str) -> bool {
@@ -172,7 +132,7 @@ fn invalid_schema(
         }
     }
     let mut problems = Vec::new();
-    walk(parameters, "", &mut |pointer, map| {
+    for_each_schema(parameters, |pointer, map| {
         if map.contains_key("$ref") {
             problems.push((
                 pointer.to_owned(),
@@ -251,12 +211,12 @@ fn nested_texts(
                 name,
                 description: Some(_),
                 ..
-            } => Some(format!("/properties/{}", escape(name))),
+            } => Some(child_pointer("", &["properties", name])),
             _ => None,
         })
         .collect();
     let mut texts: Vec<(String, String)> = Vec::new();
-    walk(parameters, "", &mut |pointer, map| {
+    for_each_schema(parameters, |pointer, map| {
         if linted.contains(pointer) {
             return;
         }

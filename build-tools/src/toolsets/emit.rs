@@ -1,76 +1,73 @@
 //! Code generation: the Rust `static` holding a [`Table`].
 
-use super::*;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
 
-/// Rust source for a `static` `hermes_runtime::toolsets::StaticTable` holding `table`
-/// (declared toolsets plus generated bundles, sorted by name), for a build
-/// script to write into `OUT_DIR` and the crate to `include!`: the
-/// [`table_source`] the registry holds, behind a `// @generated` line.
+use super::*;
+use crate::generate::format_source;
+use crate::Diagnostic;
+
+/// Rust source for a `static` `StaticTable` holding `table` (declared
+/// toolsets plus generated bundles, sorted by name) behind a `// @generated`
+/// line, formatted as the generated files are: what the registry holds
+/// ([`table_tokens`]), for a build script to write into `OUT_DIR` and the
+/// crate to `include!`.
 ///
-/// `types` is the path the generated code uses for the `resolve` types (for
-/// example `crate::resolve`); `item` is the name of the generated static.
-/// The output is deterministic and rustfmt-independent.
-pub fn emit_rust(table: &Table, types: &str, item: &str) -> String {
-    format!(
-        "// @generated from toolsets.toml by table::emit_rust. Do not edit.\n{}",
-        table_source(table, types, item)
-    )
+/// `types` is the path the generated code names the table types by (for
+/// example `::hermes_runtime::__private`); `item` is the name of the
+/// generated static.
+pub fn emit_rust(table: &Table, types: &str, item: &str) -> Result<String, Box<Diagnostic>> {
+    let types: TokenStream = types.parse().map_err(|e| {
+        Box::new(Diagnostic::error(format!(
+            "`{types}` is not a Rust path: {e}"
+        )))
+    })?;
+    let tokens = table_tokens(table, &types, item);
+    format_source(&format!(
+        "// @generated from toolsets.toml by table::emit_rust. Do not edit.\n{tokens}"
+    ))
 }
 
-/// The `static` of [`emit_rust`], without its header line: what the
-/// registry (`generate`) writes.
-pub fn table_source(table: &Table, types: &str, item: &str) -> String {
-    fn list(out: &mut String, entries: &[Entry]) {
-        out.push_str("&[");
-        for (i, e) in entries.iter().enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            out.push_str(&format!("{:?}", e.name));
-        }
-        out.push(']');
+/// The `static` of [`emit_rust`], as tokens: what the registry (`generate`)
+/// emits.
+pub fn table_tokens(table: &Table, types: &TokenStream, item: &str) -> TokenStream {
+    fn names(entries: &[Entry]) -> TokenStream {
+        let names = entries.iter().map(|e| &e.name);
+        quote!(&[#(#names),*])
     }
 
-    let mut out = String::new();
-    out.push_str(&format!(
-        "pub static {item}: {types}::StaticTable = {types}::StaticTable {{\n"
-    ));
-    out.push_str("    toolsets: &[\n");
-    for t in table.expanded_toolsets() {
-        out.push_str(&format!(
-            "        {types}::StaticToolset {{\n            name: {:?},\n            description: {:?},\n            tools: ",
-            t.name.name, t.description
-        ));
-        list(&mut out, &t.tools);
-        out.push_str(",\n            includes: ");
-        list(&mut out, &t.includes);
-        out.push_str(&format!(
-            ",\n            instructional: {},\n            posture: {},\n        }},\n",
-            t.instructional, t.posture
-        ));
+    let item = format_ident!("{item}");
+    let toolsets = table.expanded_toolsets().into_iter().map(|t| {
+        let (name, description) = (&t.name.name, &t.description);
+        let (tools, includes) = (names(&t.tools), names(&t.includes));
+        let (instructional, posture) = (t.instructional, t.posture);
+        quote! {
+            #types::StaticToolset {
+                name: #name,
+                description: #description,
+                tools: #tools,
+                includes: #includes,
+                instructional: #instructional,
+                posture: #posture,
+            }
+        }
+    });
+    let (core, webhook_safe) = (names(&table.core), names(&table.webhook_safe));
+    let legacy = table.legacy.iter().map(|l| {
+        let (name, tools) = (&l.name.name, names(&l.tools));
+        quote!(#types::StaticLegacy { name: #name, tools: #tools })
+    });
+    let aliases = table.aliases.iter().map(|a| {
+        let (alias, target) = (&a.alias.name, &a.target.name);
+        quote!(#types::StaticAlias { alias: #alias, target: #target })
+    });
+    quote! {
+        pub static #item: #types::StaticTable = #types::StaticTable {
+            toolsets: &[#(#toolsets,)*],
+            core: #core,
+            webhook_safe: #webhook_safe,
+            legacy: &[#(#legacy,)*],
+            aliases: &[#(#aliases,)*],
+        };
     }
-    out.push_str("    ],\n");
-    for (field, entries) in [("core", &table.core), ("webhook_safe", &table.webhook_safe)] {
-        out.push_str(&format!("    {field}: "));
-        list(&mut out, entries);
-        out.push_str(",\n");
-    }
-    out.push_str("    legacy: &[\n");
-    for l in &table.legacy {
-        out.push_str(&format!(
-            "        {types}::StaticLegacy {{ name: {:?}, tools: ",
-            l.name.name
-        ));
-        list(&mut out, &l.tools);
-        out.push_str(" },\n");
-    }
-    out.push_str("    ],\n    aliases: &[\n");
-    for a in &table.aliases {
-        out.push_str(&format!(
-            "        {types}::StaticAlias {{ alias: {:?}, target: {:?} }},\n",
-            a.alias.name, a.target.name
-        ));
-    }
-    out.push_str("    ],\n};\n");
-    out
 }

@@ -5,7 +5,7 @@
 //! and toolset aliases. The build parses it with
 //! [`parse_table`], checks it against the tools the crate really registers with
 //! [`validate`], and emits static data from [`Table::expanded_toolsets`] for
-//! `hermes_runtime::toolsets::Toolsets`, the one resolver, to use at run time.
+//! `hermes_runtime::Toolsets`, the one resolver, to use at run time.
 //!
 //! # Format
 //!
@@ -66,7 +66,7 @@ use std::fmt;
 
 use hermes_tool_facts::BUNDLE_PREFIX;
 
-pub use emit::{emit_rust, table_source};
+pub use emit::{emit_rust, table_tokens};
 pub use parse::parse_table;
 pub use validate::{did_you_mean, validate};
 

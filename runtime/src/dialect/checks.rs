@@ -5,10 +5,11 @@ use serde_json::{Map, Value};
 
 use super::envelope::check_envelope;
 use super::keywords::{
-    children, constrains_one_kind, property_names, required_names, type_names, JSON_TYPES,
-    TYPING_KEYS, UNEXPRESSIBLE,
+    constrains_one_kind, property_names, required_names, type_names, JSON_TYPES, TYPING_KEYS,
+    UNEXPRESSIBLE,
 };
 use super::rules::{Envelope, Formats, Objects, Rules, TypeList, Untyped};
+use super::walk::{walk, At, Visitor};
 use super::{Dialect, DialectIssue, Found, MAX_SCHEMA_DEPTH};
 
 /// Validates a tool already in `dialect` form (the output of [`rewrite`](super::rewrite))
@@ -45,14 +46,15 @@ pub fn check(tool_in_dialect_form: &Value, dialect: Dialect) -> Vec<DialectIssue
             }
             _ => root_fail("the parameters schema must have `\"type\": \"object\"`".into()),
         }
-        let mut walk = Walk {
+        let mut pass = Walk {
             dialect,
             rules,
             found: &mut found,
             stats: Stats::default(),
+            object_depths: Vec::new(),
         };
-        walk.node(params, "", 0, 0);
-        let stats = walk.stats;
+        walk(params, &mut pass);
+        let stats = pass.stats;
         if let Some(limits) = &rules.limits {
             if stats.properties > limits.properties {
                 found.push((
@@ -89,24 +91,28 @@ struct Walk<'a> {
     rules: &'static Rules,
     found: &'a mut Vec<Found>,
     stats: Stats,
+    /// The object nesting of each node entered and not yet left.
+    object_depths: Vec<usize>,
 }
 
-impl Walk<'_> {
-    fn node(&mut self, node: &Value, path: &str, depth: usize, object_depth: usize) {
+impl Visitor for Walk<'_> {
+    fn enter(&mut self, node: &Value, at: At<'_>) -> bool {
+        let (path, depth) = (at.pointer, at.depth);
+        let object_depth = self.object_depths.last().copied().unwrap_or(0);
         let (dialect, rules) = (self.dialect, self.rules);
         let mut fail = |m: String| self.found.push((path.to_string(), m));
         if depth > MAX_SCHEMA_DEPTH {
             fail(format!(
                 "schema nested deeper than {MAX_SCHEMA_DEPTH} levels"
             ));
-            return;
+            return false;
         }
         let m = match node {
             Value::Object(m) => m,
-            Value::Bool(_) if !rules.constrained => return,
+            Value::Bool(_) if !rules.constrained => return false,
             other => {
                 fail(format!("schema {other} is not allowed for {dialect}"));
-                return;
+                return false;
             }
         };
         for k in ["$ref", "$schema", "definitions", "$defs"] {
@@ -153,13 +159,16 @@ impl Walk<'_> {
         node.rule_issues(rules, &mut issues);
         self.found
             .extend(issues.into_iter().map(|m| (path.to_string(), m)));
-        for (suffix, child) in children(m) {
-            self.node(child, &format!("{path}{suffix}"), depth + 1, object_depth);
-        }
+        self.object_depths.push(object_depth);
+        true
+    }
+
+    fn leave(&mut self, _: &Value, _: At<'_>) {
+        self.object_depths.pop();
     }
 }
 
-/// One schema object under check, with what [`Walk::node`] already knows of it.
+/// One schema object under check, with what [`Walk::enter`] already knows of it.
 struct Node<'a> {
     m: &'a Map<String, Value>,
     types: &'a [String],

@@ -5,8 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::envelope::empty_object_schema;
-use super::keywords::{children_mut, is_object_schema, ANNOTATIONS};
+use super::keywords::{is_object_schema, ANNOTATIONS};
 use super::merge::merge_all_of;
+use super::walk::{walk_mut, walk_mut_at, At, VisitorMut};
 use super::{Found, MAX_INLINED_REFS, MAX_REF_DEPTH, MAX_SCHEMA_DEPTH};
 
 /// The baseline every dialect starts from: `$ref`s into `#/definitions` or
@@ -28,19 +29,56 @@ pub(super) fn baseline(parameters: &Value, found: &mut Vec<Found>) -> Value {
         root: parameters,
         budget: MAX_INLINED_REFS,
         unresolved: false,
+        stack: Vec::new(),
         found,
     };
-    inliner.walk(&mut out, "", &mut Vec::new(), 0);
+    walk_mut(&mut out, &mut inliner);
     let keep_defs = inliner.unresolved;
-    normalize(&mut out, keep_defs, 0);
+    walk_mut(&mut out, &mut Normalize { keep_defs });
     out
 }
 
+/// Inlines `$ref`s, outside `definitions` (what they point into).
 pub(super) struct Inliner<'a> {
     root: &'a Value,
     budget: usize,
     unresolved: bool,
+    /// The `$ref`s being inlined around the current node.
+    stack: Vec<String>,
     found: &'a mut Vec<Found>,
+}
+
+impl VisitorMut for Inliner<'_> {
+    fn enter(&mut self, node: &mut Value, at: At<'_>) -> bool {
+        if at.depth > MAX_SCHEMA_DEPTH {
+            self.fail(
+                at.pointer,
+                format!("schema nested deeper than {MAX_SCHEMA_DEPTH} levels"),
+            );
+            return false;
+        }
+        let Value::Object(m) = node else { return false };
+        let Some(Value::String(reference)) = m.get("$ref").cloned() else {
+            return true;
+        };
+        let Some(target) = self.target(&reference, at.pointer) else {
+            // Still inline what the siblings hold.
+            return true;
+        };
+        m.remove("$ref");
+        let mut siblings = Value::Object(std::mem::take(m));
+        walk_mut_at(&mut siblings, at.pointer, at.depth + 1, self);
+        self.stack.push(reference);
+        let mut resolved = target;
+        walk_mut_at(&mut resolved, at.pointer, at.depth + 1, self);
+        self.stack.pop();
+        *node = merge_ref(resolved, siblings);
+        false
+    }
+
+    fn definitions(&self) -> bool {
+        false
+    }
 }
 
 impl Inliner<'_> {
@@ -49,40 +87,8 @@ impl Inliner<'_> {
         self.found.push((path.to_string(), message));
     }
 
-    fn walk(&mut self, node: &mut Value, path: &str, stack: &mut Vec<String>, depth: usize) {
-        if depth > MAX_SCHEMA_DEPTH {
-            self.fail(
-                path,
-                format!("schema nested deeper than {MAX_SCHEMA_DEPTH} levels"),
-            );
-            return;
-        }
-        let Value::Object(m) = node else { return };
-        let Some(Value::String(reference)) = m.get("$ref").cloned() else {
-            for (suffix, child) in children_mut(m, true) {
-                self.walk(child, &format!("{path}{suffix}"), stack, depth + 1);
-            }
-            return;
-        };
-        let Some(target) = self.target(&reference, path, stack) else {
-            // Still inline what the siblings hold.
-            for (suffix, child) in children_mut(m, true) {
-                self.walk(child, &format!("{path}{suffix}"), stack, depth + 1);
-            }
-            return;
-        };
-        m.remove("$ref");
-        let mut siblings = Value::Object(std::mem::take(m));
-        self.walk(&mut siblings, path, stack, depth + 1);
-        stack.push(reference);
-        let mut resolved = target;
-        self.walk(&mut resolved, path, stack, depth + 1);
-        stack.pop();
-        *node = merge_ref(resolved, siblings);
-    }
-
     /// The schema a `$ref` points at, or `None` (with an issue) when it cannot be inlined.
-    fn target(&mut self, reference: &str, path: &str, stack: &[String]) -> Option<Value> {
+    fn target(&mut self, reference: &str, path: &str) -> Option<Value> {
         let pointer = reference.strip_prefix('#').map(percent_decode);
         let local = pointer
             .as_deref()
@@ -94,14 +100,14 @@ impl Inliner<'_> {
             );
             return None;
         }
-        if stack.iter().any(|r| r == reference) {
+        if self.stack.iter().any(|r| r == reference) {
             self.fail(
                 path,
                 format!("`$ref` `{reference}` is recursive and cannot be inlined"),
             );
             return None;
         }
-        if stack.len() >= MAX_REF_DEPTH {
+        if self.stack.len() >= MAX_REF_DEPTH {
             self.fail(
                 path,
                 format!("`$ref` `{reference}` is nested more than {MAX_REF_DEPTH} deep"),
@@ -192,37 +198,43 @@ pub(super) fn merge_ref(resolved: Value, siblings: Value) -> Value {
     Value::Object(target)
 }
 
-pub(super) fn normalize(node: &mut Value, keep_defs: bool, depth: usize) {
-    if depth > MAX_SCHEMA_DEPTH {
-        return;
-    }
-    let Value::Object(m) = node else { return };
-    m.remove("$schema");
-    if !keep_defs {
-        m.remove("definitions");
-        m.remove("$defs");
-    }
-    if is_object_schema(m) && !m.contains_key("properties") {
-        m.insert("properties".into(), Value::Object(Map::new()));
-    }
-    for (key, value) in m.iter_mut() {
-        let k = key.as_str();
-        let subs: Vec<&mut Value> = match value {
-            Value::Object(map) if k == "properties" => map.values_mut().collect(),
-            Value::Array(list) if matches!(k, "items" | "anyOf" | "oneOf" | "allOf") => {
-                list.iter_mut().collect()
-            }
-            v @ Value::Bool(true) if k == "items" => vec![v],
-            _ => Vec::new(),
-        };
-        for sub in subs {
-            if *sub == Value::Bool(true) {
-                *sub = Value::Object(Map::new());
+/// `$schema` (and, unless a `$ref` was left, `definitions`) dropped, `true`
+/// subschemas written as `{}`, `properties` on every object schema.
+struct Normalize {
+    keep_defs: bool,
+}
+
+impl VisitorMut for Normalize {
+    fn enter(&mut self, node: &mut Value, at: At<'_>) -> bool {
+        if at.depth > MAX_SCHEMA_DEPTH {
+            return false;
+        }
+        let Value::Object(m) = node else { return false };
+        m.remove("$schema");
+        if !self.keep_defs {
+            m.remove("definitions");
+            m.remove("$defs");
+        }
+        if is_object_schema(m) && !m.contains_key("properties") {
+            m.insert("properties".into(), Value::Object(Map::new()));
+        }
+        for (key, value) in m.iter_mut() {
+            let k = key.as_str();
+            let subs: Vec<&mut Value> = match value {
+                Value::Object(map) if k == "properties" => map.values_mut().collect(),
+                Value::Array(list) if matches!(k, "items" | "anyOf" | "oneOf" | "allOf") => {
+                    list.iter_mut().collect()
+                }
+                v @ Value::Bool(true) if k == "items" => vec![v],
+                _ => Vec::new(),
+            };
+            for sub in subs {
+                if *sub == Value::Bool(true) {
+                    *sub = Value::Object(Map::new());
+                }
             }
         }
-    }
-    for (_, child) in children_mut(m, false) {
-        normalize(child, keep_defs, depth + 1);
+        true
     }
 }
 

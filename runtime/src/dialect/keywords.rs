@@ -93,35 +93,6 @@ pub(super) const OBJECT_KEYS: &[&str] = &[
 pub(super) const ANNOTATIONS: &[&str] =
     &["title", "description", "default", "examples", "$comment"];
 
-/// Keywords holding one subschema.
-pub(super) const SINGLE_SCHEMA: &[&str] = &[
-    "additionalProperties",
-    "additionalItems",
-    "items",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "contentSchema",
-];
-
-/// Keywords holding a map of name to subschema.
-pub(super) const MAP_OF_SCHEMAS: &[&str] = &[
-    "properties",
-    "patternProperties",
-    "dependentSchemas",
-    "dependencies",
-    "definitions",
-    "$defs",
-];
-
-/// Keywords holding a list of subschemas.
-pub(super) const LIST_OF_SCHEMAS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
-
 /// Whether a keyword constrains only one kind of value (see [`STRING_KEYS`]
 /// and its siblings).
 pub(super) fn constrains_one_kind(k: &str) -> bool {
@@ -129,83 +100,6 @@ pub(super) fn constrains_one_kind(k: &str) -> bool {
         || NUMBER_KEYS.contains(&k)
         || ARRAY_KEYS.contains(&k)
         || OBJECT_KEYS.contains(&k)
-}
-
-pub(super) fn escape_pointer(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
-
-pub(super) fn child_path(path: &str, tokens: &[&str]) -> String {
-    let mut out = path.to_string();
-    for t in tokens {
-        out.push('/');
-        out.push_str(&escape_pointer(t));
-    }
-    out
-}
-
-/// The subschemas directly under a schema object, with their pointer suffixes.
-/// `true`/`false` count as schemas in map and list positions; in single-schema
-/// positions (`additionalProperties: false`, ...) only objects are returned.
-pub(super) fn children_mut(
-    m: &mut Map<String, Value>,
-    skip_defs: bool,
-) -> Vec<(String, &mut Value)> {
-    let mut out = Vec::new();
-    for (key, value) in m.iter_mut() {
-        let k = key.as_str();
-        if skip_defs && (k == "definitions" || k == "$defs") {
-            continue;
-        }
-        let prefix = format!("/{}", escape_pointer(k));
-        if SINGLE_SCHEMA.contains(&k) && value.is_object() {
-            out.push((prefix, value));
-            continue;
-        }
-        match value {
-            Value::Object(map) if MAP_OF_SCHEMAS.contains(&k) => {
-                for (name, sub) in map.iter_mut() {
-                    if sub.is_object() || sub.is_boolean() {
-                        out.push((format!("{prefix}/{}", escape_pointer(name)), sub));
-                    }
-                }
-            }
-            Value::Array(list) if LIST_OF_SCHEMAS.contains(&k) => {
-                for (i, sub) in list.iter_mut().enumerate() {
-                    out.push((format!("{prefix}/{i}"), sub));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// The subschemas directly under a schema object, with their pointer
-/// suffixes: the read-only twin of [`children_mut`] (definitions included).
-pub(super) fn children(m: &Map<String, Value>) -> Vec<(String, &Value)> {
-    let mut out = Vec::new();
-    for (key, value) in m {
-        let k = key.as_str();
-        let prefix = format!("/{}", escape_pointer(k));
-        match value {
-            Value::Object(map) if MAP_OF_SCHEMAS.contains(&k) => {
-                for (name, sub) in map {
-                    if sub.is_object() || sub.is_boolean() {
-                        out.push((format!("{prefix}/{}", escape_pointer(name)), sub));
-                    }
-                }
-            }
-            Value::Array(list) if LIST_OF_SCHEMAS.contains(&k) => {
-                for (i, sub) in list.iter().enumerate() {
-                    out.push((format!("{prefix}/{i}"), sub));
-                }
-            }
-            Value::Object(_) if SINGLE_SCHEMA.contains(&k) => out.push((prefix, value)),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// The names in a schema's `type` (a string or a list); empty when absent.

@@ -209,7 +209,8 @@
 // `inline` is the baseline (the `$ref` inliner, normalisation, the root
 // object); `passes` the per-node rewrites, with `merge` for `allOf` and
 // `oneOf`; `envelope` the outer shape; `checks` the validator; `keywords`
-// the schema vocabulary they share.
+// the schema vocabulary they share; `walk` the one walker over subschemas
+// (also used by definitions and the build step's schema lints).
 mod checks;
 mod envelope;
 mod inline;
@@ -217,6 +218,7 @@ mod keywords;
 mod merge;
 mod passes;
 mod rules;
+pub mod walk;
 
 use std::fmt;
 use std::str::FromStr;
@@ -391,7 +393,7 @@ pub fn rewrite(tool: &Value, dialect: Dialect) -> Result<Value, Vec<DialectIssue
     let mut schema = baseline(&parameters, &mut found);
     root_object(&mut schema, &mut found);
     if found.is_empty() && dialect.rules().constrained {
-        Cx::new(dialect, &mut found).transform(&mut schema, "", 0);
+        Cx::new(dialect, &mut found).transform(&mut schema);
     }
     if !found.is_empty() {
         return Err(tag(found));

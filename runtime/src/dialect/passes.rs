@@ -6,13 +6,14 @@
 use serde_json::{Map, Value};
 
 use super::keywords::{
-    child_path, children_mut, constrains_one_kind, has_type, is_null_schema, is_object_schema,
-    materialize_bounds, number, numeric_format_bounds, property_names, required_names, type_names,
-    value_is, value_kind, ANNOTATIONS, ANY_TYPES, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS,
-    STRING_KEYS, TYPING_KEYS, UNEXPRESSIBLE,
+    constrains_one_kind, has_type, is_null_schema, is_object_schema, materialize_bounds, number,
+    numeric_format_bounds, property_names, required_names, type_names, value_is, value_kind,
+    ANNOTATIONS, ANY_TYPES, ARRAY_KEYS, NUMBER_KEYS, OBJECT_KEYS, STRING_KEYS, TYPING_KEYS,
+    UNEXPRESSIBLE,
 };
 use super::merge::{merge_all_of, one_of_to_any_of};
 use super::rules::{Const, Formats, Objects, Rules, TypeList, Untyped};
+use super::walk::{child_pointer, walk_mut, At, VisitorMut};
 use super::{Dialect, Found, MAX_SCHEMA_DEPTH};
 
 /// One rewrite of a schema for one dialect, collecting its issues.
@@ -36,39 +37,10 @@ impl<'a> Cx<'a> {
         self.found.push((path.to_string(), message));
     }
 
-    pub(super) fn transform(&mut self, node: &mut Value, path: &str, depth: usize) {
-        if depth > MAX_SCHEMA_DEPTH {
-            self.issue(
-                path,
-                format!("schema nested deeper than {MAX_SCHEMA_DEPTH} levels"),
-            );
-            return;
-        }
-        match node {
-            Value::Object(_) => {}
-            Value::Bool(true) => *node = Value::Object(Map::new()),
-            Value::Bool(false) => {
-                self.issue(
-                    path,
-                    "a `false` schema (nothing is valid) cannot be expressed".into(),
-                );
-                return;
-            }
-            _ => {
-                self.issue(path, "a schema must be a JSON object".into());
-                return;
-            }
-        }
-        let Value::Object(m) = node else { return };
-        self.pre(m, path, depth == 0);
-        for (suffix, child) in children_mut(m, false) {
-            self.transform(child, &format!("{path}{suffix}"), depth + 1);
-        }
-        if self.rules.objects == Objects::Closed {
-            self.close_object(m, path);
-        }
+    /// Rewrites `node` and every subschema under it.
+    pub(super) fn transform(&mut self, node: &mut Value) {
+        walk_mut(node, self);
     }
-
     /// The rewrites of one schema node before its children are visited.
     fn pre(&mut self, m: &mut Map<String, Value>, path: &str, root: bool) {
         // Leftovers of unresolved refs were reported by the baseline.
@@ -79,13 +51,13 @@ impl<'a> Cx<'a> {
         self.reject_keywords(m, path);
         if let Some(parts) = m.remove("allOf") {
             if let Err(msg) = merge_all_of(m, parts) {
-                self.issue(&child_path(path, &["allOf"]), msg);
+                self.issue(&child_pointer(path, &["allOf"]), msg);
             }
         }
         if self.rules.one_of_as_any_of && m.contains_key("oneOf") {
             let closes_objects = self.rules.objects == Objects::Closed;
             if let Err(msg) = one_of_to_any_of(m, closes_objects) {
-                self.issue(&child_path(path, &["oneOf"]), msg);
+                self.issue(&child_pointer(path, &["oneOf"]), msg);
                 m.remove("oneOf");
             }
         }
@@ -116,7 +88,7 @@ impl<'a> Cx<'a> {
         for k in UNEXPRESSIBLE.iter().chain(self.rules.unexpressible) {
             if m.remove(*k).is_some() {
                 self.issue(
-                    &child_path(path, &[k]),
+                    &child_pointer(path, &[k]),
                     format!(
                         "`{k}` cannot be expressed for {}; dropping it would change what is accepted",
                         self.dialect
@@ -127,7 +99,7 @@ impl<'a> Cx<'a> {
         if !self.rules.tuple_items && m.get("items").is_some_and(Value::is_array) {
             m.remove("items");
             self.issue(
-                &child_path(path, &["items"]),
+                &child_pointer(path, &["items"]),
                 format!("tuple `items` cannot be expressed for {}", self.dialect),
             );
         }
@@ -141,7 +113,7 @@ impl<'a> Cx<'a> {
         if let Some(Value::Array(values)) = m.get("enum") {
             if !values.contains(&c) {
                 self.issue(
-                    &child_path(path, &["const"]),
+                    &child_pointer(path, &["const"]),
                     "`const` is not among the `enum` values, so nothing is valid".into(),
                 );
                 return;
@@ -167,7 +139,7 @@ impl<'a> Cx<'a> {
                 Value::String(_) => {}
                 _ => {
                     self.issue(
-                        &child_path(path, &["const"]),
+                        &child_pointer(path, &["const"]),
                         format!(
                             "a `const` of kind {} cannot be expressed for {}",
                             value_kind(&c),
@@ -208,7 +180,7 @@ impl<'a> Cx<'a> {
         match numeric_format_bounds(f) {
             Some((min, max)) if numeric => materialize_bounds(m, min, max),
             _ if self.rules.format_loss_is_issue => self.issue(
-                &child_path(path, &["format"]),
+                &child_pointer(path, &["format"]),
                 format!(
                     "`format: {f}` is not supported {} and would be lost",
                     self.rules.by
@@ -232,7 +204,7 @@ impl<'a> Cx<'a> {
                     let v = n.as_f64().unwrap_or_default();
                     if !only_integer {
                         self.issue(
-                            &child_path(path, &[exclusive]),
+                            &child_pointer(path, &[exclusive]),
                             format!(
                                 "`{exclusive}` on a non-integer cannot be expressed for {}",
                                 self.dialect
@@ -260,7 +232,7 @@ impl<'a> Cx<'a> {
                 Some(_) => {
                     m.remove(exclusive);
                     self.issue(
-                        &child_path(path, &[exclusive]),
+                        &child_pointer(path, &[exclusive]),
                         format!(
                             "draft-04 boolean `{exclusive}` cannot be expressed for {}",
                             self.dialect
@@ -338,7 +310,7 @@ impl<'a> Cx<'a> {
 
     fn lone_null(&mut self, path: &str) {
         self.issue(
-            &child_path(path, &["type"]),
+            &child_pointer(path, &["type"]),
             format!(
                 "a schema of type `null` alone cannot be expressed for {}",
                 self.dialect
@@ -361,7 +333,7 @@ impl<'a> Cx<'a> {
         if let Some(values) = m.get("enum").and_then(Value::as_array) {
             if values.is_empty() {
                 self.issue(
-                    &child_path(path, &["enum"]),
+                    &child_pointer(path, &["enum"]),
                     format!(
                         "an empty `enum` (or one holding only null) cannot be expressed for {}",
                         self.dialect
@@ -369,7 +341,7 @@ impl<'a> Cx<'a> {
                 );
             } else if !values.iter().all(Value::is_string) {
                 self.issue(
-                    &child_path(path, &["enum"]),
+                    &child_pointer(path, &["enum"]),
                     format!("{} enums hold strings only", self.dialect),
                 );
             }
@@ -415,7 +387,7 @@ impl<'a> Cx<'a> {
                 map_like = true;
                 m.remove("additionalProperties");
                 self.issue(
-                    &child_path(path, &["additionalProperties"]),
+                    &child_pointer(path, &["additionalProperties"]),
                     format!("a map-like object (`additionalProperties` is a schema) cannot be expressed for {}", self.dialect),
                 );
             }
@@ -436,7 +408,7 @@ impl<'a> Cx<'a> {
             for name in required.iter().filter_map(Value::as_str) {
                 if !props.iter().any(|p| p == name) {
                     self.issue(
-                        &child_path(path, &["required"]),
+                        &child_pointer(path, &["required"]),
                         format!("`required` names `{name}`, which is not a property"),
                     );
                 }
@@ -498,7 +470,7 @@ impl<'a> Cx<'a> {
         for name in &required {
             if !props.contains_key(name) {
                 self.issue(
-                    &child_path(path, &["required"]),
+                    &child_pointer(path, &["required"]),
                     format!("`required` names `{name}`, which is not a property"),
                 );
             }
@@ -511,6 +483,45 @@ impl<'a> Cx<'a> {
             all.push(Value::String(name.clone()));
         }
         m.insert("required".into(), Value::Array(all));
+    }
+}
+
+impl VisitorMut for Cx<'_> {
+    fn enter(&mut self, node: &mut Value, at: At<'_>) -> bool {
+        let path = at.pointer;
+        if at.depth > MAX_SCHEMA_DEPTH {
+            self.issue(
+                path,
+                format!("schema nested deeper than {MAX_SCHEMA_DEPTH} levels"),
+            );
+            return false;
+        }
+        match node {
+            Value::Object(_) => {}
+            Value::Bool(true) => *node = Value::Object(Map::new()),
+            Value::Bool(false) => {
+                self.issue(
+                    path,
+                    "a `false` schema (nothing is valid) cannot be expressed".into(),
+                );
+                return false;
+            }
+            _ => {
+                self.issue(path, "a schema must be a JSON object".into());
+                return false;
+            }
+        }
+        let Value::Object(m) = node else { return false };
+        self.pre(m, path, at.depth == 0);
+        true
+    }
+
+    fn leave(&mut self, node: &mut Value, at: At<'_>) {
+        if let Value::Object(m) = node {
+            if self.rules.objects == Objects::Closed {
+                self.close_object(m, at.pointer);
+            }
+        }
     }
 }
 

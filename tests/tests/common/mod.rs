@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use hermes_build_tools::toolsets as table;
-use hermes_runtime::toolsets::{StaticAlias, StaticLegacy, StaticTable, StaticToolset, Toolsets};
+use hermes_runtime::__private::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};
+use hermes_runtime::Toolsets;
 
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
