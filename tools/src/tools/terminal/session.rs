@@ -1,0 +1,329 @@
+//! Terminal sessions: calls with the same session share a working
+//! directory and exported variables, as the reference's local terminal
+//! does.
+//!
+//! A session is named by the call's task id, else its session id, else
+//! it is the profile's default session; it belongs to the profile the
+//! call runs under (the same id under another profile is another
+//! session). A session remembers, in memory:
+//!
+//! - the working directory the last command ended in (`cd` persists);
+//! - the exported variables that differ from the profile's clean
+//!   environment ([`ChildEnv::for_profile`]): added or changed ones, and
+//!   the ones it unset.
+//!
+//! Nothing else persists, as in the reference: plain shell variables,
+//! functions, aliases and shell options (`set -e`, `shopt`) last one
+//! call. A command that ends the shell itself (`exit`, `set -e` plus a
+//! failure, a timeout) leaves the session as it was.
+//!
+//! How: the command runs as `eval '<command>'` followed by a trailer that
+//! writes `pwd -P`, a NUL and `env -0` into a state file of this call in
+//! a private folder (mode 0700, one per process, removed at shutdown);
+//! the tool reads it (at most [`MAX_STATE_BYTES`]), deletes it and keeps
+//! the difference. Bounds: at most [`MAX_SESSIONS`] live sessions per
+//! process (the least recently used is dropped); a session idle for
+//! [`IDLE_SETTING`] seconds (default [`DEFAULT_IDLE`]) is dropped.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+use hermes_runtime::{Profile, ToolContext};
+
+use crate::child_env::ChildEnv;
+
+/// Live sessions per process; past it the least recently used is dropped.
+pub const MAX_SESSIONS: usize = 256;
+/// A session unused this long is dropped, unless the profile sets
+/// [`IDLE_SETTING`].
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(3600);
+/// The profile setting (in its `.env`) for the idle expiry, in seconds.
+pub const IDLE_SETTING: &str = "TERMINAL_SESSION_IDLE_SECONDS";
+/// The largest state a command may leave (its working directory and
+/// environment); a larger one is not kept, with a note.
+pub const MAX_STATE_BYTES: usize = 256 * 1024;
+
+/// Variables the shell maintains itself: never part of a session.
+const SHELL_OWNED: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD"];
+
+/// (profile home, session name).
+type Key = (PathBuf, String);
+
+#[derive(Debug, Clone, Default)]
+struct State {
+    cwd: Option<PathBuf>,
+    /// `Some(value)`: set (added or changed); `None`: unset.
+    env: BTreeMap<String, Option<String>>,
+}
+
+#[derive(Debug)]
+struct Session {
+    state: State,
+    used: Instant,
+}
+
+static SESSIONS: LazyLock<Mutex<HashMap<Key, Session>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn sessions() -> std::sync::MutexGuard<'static, HashMap<Key, Session>> {
+    SESSIONS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn key_of(ctx: &ToolContext) -> Key {
+    let name = ctx.task_id().or(ctx.session_id()).unwrap_or_default();
+    (ctx.profile().home().to_path_buf(), name.to_string())
+}
+
+/// The idle expiry of a profile's sessions.
+pub fn idle_for(profile: &Profile) -> Duration {
+    profile
+        .secret(IDLE_SETTING)
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| *s > 0)
+        .map_or(DEFAULT_IDLE, Duration::from_secs)
+}
+
+/// What one call of a session starts from.
+#[derive(Debug)]
+pub struct Start {
+    key: Key,
+    /// The directory relative `workdir`s resolve against, and commands run
+    /// in by default.
+    pub cwd: PathBuf,
+    /// The environment: the profile's, with the session's changes.
+    pub env: ChildEnv,
+    /// The profile's own environment, which changes are measured against.
+    base: ChildEnv,
+}
+
+/// The session of `ctx` as the next command starts from it (a fresh one
+/// when none is live).
+pub fn start(ctx: &ToolContext) -> Start {
+    let key = key_of(ctx);
+    let idle = idle_for(ctx.profile());
+    let state = {
+        let mut all = sessions();
+        let now = Instant::now();
+        all.retain(|_, s| now.duration_since(s.used) < idle);
+        all.get_mut(&key).map(|s| {
+            s.used = now;
+            s.state.clone()
+        })
+    }
+    .unwrap_or_default();
+    let base = ChildEnv::for_profile(ctx.profile());
+    let mut env = base.clone();
+    for (name, value) in &state.env {
+        match value {
+            Some(v) => env.set(name.clone(), v.clone()),
+            None => env.remove(name),
+        };
+    }
+    let cwd = state
+        .cwd
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| ctx.cwd().to_path_buf());
+    Start {
+        key,
+        cwd,
+        env,
+        base,
+    }
+}
+
+/// The private folder of state files (created once per process, 0700).
+fn state_dir() -> Option<&'static Path> {
+    static DIR: LazyLock<Option<tempfile::TempDir>> = LazyLock::new(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("hermes-terminal-")
+            .tempdir()
+            .ok()?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).ok()?;
+        }
+        Some(dir)
+    });
+    DIR.as_ref().map(tempfile::TempDir::path)
+}
+
+/// Removes the state folder's files and every session: at shutdown.
+pub fn shutdown() {
+    sessions().clear();
+    if let Some(dir) = state_dir() {
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Ends the session of `ctx` (its directory and variables are forgotten).
+pub fn end(ctx: &ToolContext) {
+    sessions().remove(&key_of(ctx));
+}
+
+/// Ends every session of `profile`.
+pub fn end_profile(profile: &Profile) {
+    sessions().retain(|(home, _), _| home != profile.home());
+}
+
+/// Live sessions (for tests and diagnostics).
+pub fn live() -> usize {
+    sessions().len()
+}
+
+/// One foreground command with its state file: the script to run, and
+/// where the trailer writes.
+#[derive(Debug)]
+pub struct Wrapped {
+    pub script: String,
+    state_file: Option<PathBuf>,
+}
+
+impl Drop for Wrapped {
+    fn drop(&mut self) {
+        if let Some(f) = &self.state_file {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+/// `command` wrapped so that its shell reports where it ended and what it
+/// exported. Without a state folder (none could be created) the command
+/// runs as it is and the session does not change.
+pub fn wrap(command: &str) -> Wrapped {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let Some(dir) = state_dir() else {
+        return Wrapped {
+            script: command.to_string(),
+            state_file: None,
+        };
+    };
+    let file = dir.join(format!("{}.state", SEQ.fetch_add(1, Ordering::Relaxed)));
+    let script = format!(
+        "eval {}\n__hermes_status=$?\n{{ pwd -P; printf '\\0'; command -p env -0; }} > {} 2>/dev/null\nexit $__hermes_status\n",
+        single_quoted(command),
+        single_quoted(&file.to_string_lossy()),
+    );
+    Wrapped {
+        script,
+        state_file: Some(file),
+    }
+}
+
+fn single_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// After a command that ran to its end: reads what its shell reported and
+/// keeps it as the session's state. Returns a note for the model when the
+/// state could not be kept.
+pub fn finish(start: &Start, wrapped: &Wrapped) -> Option<String> {
+    let file = wrapped.state_file.as_ref()?;
+    let bytes = match read_capped(file) {
+        Ok(Some(bytes)) => bytes,
+        // The shell ended before the trailer (`exit`): nothing changes.
+        Err(_) => return None,
+        Ok(None) => {
+            return Some(format!(
+                "the session's directory and variables were not kept: they exceed \
+                 {MAX_STATE_BYTES} bytes"
+            ))
+        }
+    };
+    let _ = std::fs::remove_file(file);
+    let (cwd, env) = parse_state(&bytes)?;
+    let mut state = State {
+        cwd: Some(cwd).filter(|d| d.is_dir()),
+        env: BTreeMap::new(),
+    };
+    for (name, value) in &env {
+        if SHELL_OWNED.contains(&name.as_str()) {
+            continue;
+        }
+        if start.base.get(name) != Some(value.as_str()) {
+            state.env.insert(name.clone(), Some(value.clone()));
+        }
+    }
+    for (name, _) in start.base.vars() {
+        if !env.contains_key(name) && !SHELL_OWNED.contains(&name) {
+            state.env.insert(name.to_string(), None);
+        }
+    }
+    store(start.key.clone(), state);
+    None
+}
+
+fn store(key: Key, state: State) {
+    let mut all = sessions();
+    if !all.contains_key(&key) && all.len() >= MAX_SESSIONS {
+        if let Some(oldest) = all
+            .iter()
+            .min_by_key(|(_, s)| s.used)
+            .map(|(k, _)| k.clone())
+        {
+            all.remove(&oldest);
+        }
+    }
+    all.insert(
+        key,
+        Session {
+            state,
+            used: Instant::now(),
+        },
+    );
+}
+
+/// The file's bytes; `Ok(None)` when it is larger than [`MAX_STATE_BYTES`].
+fn read_capped(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    let cap = u64::try_from(MAX_STATE_BYTES).unwrap_or(u64::MAX);
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() <= MAX_STATE_BYTES).then_some(bytes))
+}
+
+/// `pwd`, NUL, then `NAME=VALUE` entries each ended by NUL.
+fn parse_state(bytes: &[u8]) -> Option<(PathBuf, BTreeMap<String, String>)> {
+    let mut parts = bytes.split(|b| *b == 0);
+    let cwd = String::from_utf8_lossy(parts.next()?)
+        .trim_end_matches('\n')
+        .to_string();
+    if cwd.is_empty() {
+        return None;
+    }
+    let mut env = BTreeMap::new();
+    for entry in parts {
+        let entry = String::from_utf8_lossy(entry);
+        if let Some((name, value)) = entry.split_once('=') {
+            if !name.is_empty() {
+                env.insert(name.to_string(), value.to_string());
+            }
+        }
+    }
+    // No variables at all: `env` did not run; report nothing.
+    (!env.is_empty()).then(|| (PathBuf::from(cwd), env))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_parses_and_quotes_round_trip() {
+        let (cwd, env) = parse_state(b"/tmp\n\0A=1\0B=x=y\nz\0").unwrap();
+        assert_eq!(cwd, PathBuf::from("/tmp"));
+        assert_eq!(env["A"], "1");
+        assert_eq!(env["B"], "x=y\nz");
+        assert!(parse_state(b"").is_none());
+        assert!(parse_state(b"/tmp\n\0").is_none());
+        assert_eq!(single_quoted("it's"), r"'it'\''s'");
+    }
+}
