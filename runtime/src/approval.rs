@@ -320,7 +320,7 @@ fn no_one_to_ask(need: &ApprovalNeed) -> String {
     format!(
         "BLOCKED: this needs the user's approval ({}), and no one can approve it here, \
          so it was not run. Do not retry it or reword it to get around the check: tell \
-         the user what you want to run and why, and let them run it or enable approvals.",
+         the user what you wanted to run and why; they can run it themselves.",
         need.reason
     )
 }

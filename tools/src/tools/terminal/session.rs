@@ -173,6 +173,12 @@ pub fn end_profile(profile: &Profile) {
     sessions().retain(|(home, _), _| home != profile.home());
 }
 
+/// The private folder of state files, once created (for tests and
+/// diagnostics).
+pub fn state_folder() -> Option<PathBuf> {
+    state_dir().map(Path::to_path_buf)
+}
+
 /// Live sessions (for tests and diagnostics).
 pub fn live() -> usize {
     sessions().len()
@@ -238,7 +244,15 @@ pub fn finish(start: &Start, wrapped: &Wrapped) -> Option<String> {
         }
     };
     let _ = std::fs::remove_file(file);
-    let (cwd, env) = parse_state(&bytes)?;
+    let Some((cwd, env)) = parse_state(&bytes) else {
+        // `env` could not run: most likely one variable is larger than
+        // the kernel passes to a program (128 KiB).
+        return Some(
+            "the session's directory and variables were not kept: they could not be \
+             read back (is one variable larger than 128 KiB?)"
+                .to_string(),
+        );
+    };
     let mut state = State {
         cwd: Some(cwd).filter(|d| d.is_dir()),
         env: BTreeMap::new(),
