@@ -180,11 +180,11 @@ async fn a_state_too_large_is_not_kept_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = ToolContext::new(profile(dir.path(), ""), dir.path()).with_task_id("t-big");
     run(&ctx, "export SMALL=1").await;
-    // Over the cap in three variables; then one variable larger than a
-    // program can be passed.
+    // Over the cap in three variables; then one variable under the cap but
+    // larger than a program can be passed (the next command could not start).
     for command in [
         "for v in A B C; do export $v=$(head -c 100000 /dev/zero | tr '\\0' a); done; echo set",
-        "export HUGE=$(head -c 300000 /dev/zero | tr '\\0' a); echo set",
+        "export HUGE=$(head -c 140000 /dev/zero | tr '\\0' a); echo set",
     ] {
         let v = run(&ctx, command).await;
         assert_eq!(output(&v), "set");

@@ -11,4 +11,5 @@ mod harness;
 
 mod files;
 mod runtime;
+mod terminal;
 mod web;

@@ -32,6 +32,11 @@ pub const MAX_CHECKED_CHARS: usize = 128_000;
 /// How deep `sh -c '...'` scripts are unwrapped.
 const MAX_NESTING: usize = 4;
 
+/// Texts checked per command at most (the command, its marked form and
+/// unwrapped `sh -c` scripts): a command of thousands of `sh -c` calls
+/// costs no more than this many.
+const MAX_VARIANTS: usize = 64;
+
 /// What the check says about a command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -174,9 +179,12 @@ fn variants(command: &str, profile: &Profile) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut pending = vec![(normalize(command, profile), 0usize)];
     while let Some((text, depth)) = pending.pop() {
+        if out.len() >= MAX_VARIANTS {
+            break;
+        }
         let marked = mark_command_starts(&text);
         if depth < MAX_NESTING {
-            for script in shell_c_scripts(&marked) {
+            for script in shell_c_scripts(&marked).into_iter().take(MAX_VARIANTS) {
                 pending.push((script, depth + 1));
             }
         }

@@ -46,6 +46,10 @@ pub const IDLE_SETTING: &str = "TERMINAL_SESSION_IDLE_SECONDS";
 /// environment); a larger one is not kept, with a note.
 pub const MAX_STATE_BYTES: usize = 256 * 1024;
 
+/// The kernel's limit on one `NAME=VALUE` of a program's environment
+/// (`MAX_ARG_STRLEN`): a session keeping a larger one could start nothing.
+const MAX_VARIABLE_BYTES: usize = 128 * 1024;
+
 /// Variables the shell maintains itself: never part of a session.
 const SHELL_OWNED: &[&str] = &["_", "SHLVL", "PWD", "OLDPWD"];
 
@@ -134,32 +138,44 @@ pub fn start(ctx: &ToolContext) -> Start {
     }
 }
 
-/// The private folder of state files (created once per process, 0700).
+/// The private folder of state files: named once per process (a random
+/// name under the system's temporary folder), created with mode 0700 when
+/// missing (again after [`shutdown`] removed it); `None` when it cannot be
+/// made, or what is there is not a private folder of ours.
 fn state_dir() -> Option<&'static Path> {
-    static DIR: LazyLock<Option<tempfile::TempDir>> = LazyLock::new(|| {
+    static DIR: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::Builder::new()
             .prefix("hermes-terminal-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .ok()?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).ok()?;
-        }
-        Some(dir)
+        Some(dir.keep())
     });
-    DIR.as_ref().map(tempfile::TempDir::path)
+    let dir = DIR.as_deref()?;
+    ensure_private_dir(dir).then_some(dir)
 }
 
-/// Removes the state folder's files and every session: at shutdown.
+fn ensure_private_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return false;
+        }
+    }
+    // Not a symlink, ours, and private.
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        m.is_dir()
+            && m.uid() == nix::unistd::getuid().as_raw()
+            && m.permissions().mode() & 0o077 == 0
+    })
+}
+
+/// Forgets every session and removes the state folder: at shutdown.
 pub fn shutdown() {
     sessions().clear();
     if let Some(dir) = state_dir() {
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for e in entries.flatten() {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -213,14 +229,38 @@ pub fn wrap(command: &str) -> Wrapped {
     };
     let file = dir.join(format!("{}.state", SEQ.fetch_add(1, Ordering::Relaxed)));
     let script = format!(
-        "eval {}\n__hermes_status=$?\n{{ pwd -P; printf '\\0'; command -p env -0; }} > {} 2>/dev/null\nexit $__hermes_status\n",
+        "eval {}\n__hermes_status=$?\n{{ builtin pwd -P; builtin printf '\\0'; {}; }} > {} 2>/dev/null\nexit $__hermes_status\n",
         single_quoted(command),
+        dump_exported(),
         single_quoted(&file.to_string_lossy()),
     );
     Wrapped {
         script,
         state_file: Some(file),
     }
+}
+
+/// Shell code that prints every exported variable as `NAME=VALUE` and a
+/// NUL. Under bash with builtins only (no process is started: a call costs
+/// what it did without sessions): every variable name by its first
+/// letter (`${!A@}` ...), kept when its attributes (`${!v@a}`) say
+/// exported. Under another shell, `env -0`.
+fn dump_exported() -> &'static str {
+    static CODE: LazyLock<String> = LazyLock::new(|| {
+        if !crate::child_env::shell().ends_with("bash") {
+            return "command -p env -0".to_string();
+        }
+        let names: String = ('A'..='Z')
+            .chain('a'..='z')
+            .chain(['_'])
+            .map(|c| format!(" \"${{!{c}@}}\""))
+            .collect();
+        format!(
+            "for __hermes_v in{names}; do [[ ${{!__hermes_v@a}} == *x* ]] && \
+             builtin printf '%s=%s\\0' \"$__hermes_v\" \"${{!__hermes_v}}\"; done"
+        )
+    });
+    &CODE
 }
 
 fn single_quoted(text: &str) -> String {
@@ -244,17 +284,30 @@ pub fn finish(start: &Start, wrapped: &Wrapped) -> Option<String> {
         }
     };
     let _ = std::fs::remove_file(file);
-    let Some((cwd, env)) = parse_state(&bytes) else {
-        // `env` could not run: most likely one variable is larger than
-        // the kernel passes to a program (128 KiB).
+    let (cwd, env) = parse_state(&bytes);
+    if env.is_empty() {
+        // The variables could not be listed (a shell without `${!v@a}`,
+        // or `env` could not run: most likely one variable is larger
+        // than the kernel passes to a program, 128 KiB).
         return Some(
             "the session's directory and variables were not kept: they could not be \
-             read back (is one variable larger than 128 KiB?)"
+             read back"
                 .to_string(),
         );
-    };
+    }
+    if env
+        .iter()
+        .any(|(k, v)| k.len() + v.len() + 1 >= MAX_VARIABLE_BYTES)
+    {
+        return Some(format!(
+            "the session's directory and variables were not kept: a variable of \
+             {MAX_VARIABLE_BYTES} bytes or more cannot be passed to the next command"
+        ));
+    }
+    let previous_cwd = sessions().get(&start.key).and_then(|s| s.state.cwd.clone());
     let mut state = State {
-        cwd: Some(cwd).filter(|d| d.is_dir()),
+        // A directory that is gone (or unreadable) keeps the previous one.
+        cwd: cwd.filter(|d| d.is_dir()).or(previous_cwd),
         env: BTreeMap::new(),
     };
     for (name, value) in &env {
@@ -305,14 +358,17 @@ fn read_capped(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
 }
 
 /// `pwd`, NUL, then `NAME=VALUE` entries each ended by NUL.
-fn parse_state(bytes: &[u8]) -> Option<(PathBuf, BTreeMap<String, String>)> {
+fn parse_state(bytes: &[u8]) -> (Option<PathBuf>, BTreeMap<String, String>) {
     let mut parts = bytes.split(|b| *b == 0);
-    let cwd = String::from_utf8_lossy(parts.next()?)
-        .trim_end_matches('\n')
-        .to_string();
-    if cwd.is_empty() {
-        return None;
-    }
+    let cwd = parts
+        .next()
+        .map(|p| {
+            String::from_utf8_lossy(p)
+                .trim_end_matches('\n')
+                .to_string()
+        })
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from);
     let mut env = BTreeMap::new();
     for entry in parts {
         let entry = String::from_utf8_lossy(entry);
@@ -322,8 +378,7 @@ fn parse_state(bytes: &[u8]) -> Option<(PathBuf, BTreeMap<String, String>)> {
             }
         }
     }
-    // No variables at all: `env` did not run; report nothing.
-    (!env.is_empty()).then(|| (PathBuf::from(cwd), env))
+    (cwd, env)
 }
 
 #[cfg(test)]
@@ -332,12 +387,12 @@ mod tests {
 
     #[test]
     fn state_parses_and_quotes_round_trip() {
-        let (cwd, env) = parse_state(b"/tmp\n\0A=1\0B=x=y\nz\0").unwrap();
-        assert_eq!(cwd, PathBuf::from("/tmp"));
+        let (cwd, env) = parse_state(b"/tmp\n\0A=1\0B=x=y\nz\0");
+        assert_eq!(cwd, Some(PathBuf::from("/tmp")));
         assert_eq!(env["A"], "1");
         assert_eq!(env["B"], "x=y\nz");
-        assert!(parse_state(b"").is_none());
-        assert!(parse_state(b"/tmp\n\0").is_none());
+        assert_eq!(parse_state(b""), (None, BTreeMap::new()));
+        assert_eq!(parse_state(b"\0A=1\0").0, None);
         assert_eq!(single_quoted("it's"), r"'it'\''s'");
     }
 }
