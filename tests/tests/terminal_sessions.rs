@@ -8,15 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use hermes_runtime::{Profile, ToolContext};
 use hermes_tools::generated::terminal::session;
 use serde_json::{json, Value};
-
-/// The session table is process-wide: tests that count it run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
 
 fn profile(dir: &std::path::Path, env: &str) -> Profile {
     let home = dir.join(".hermes");
@@ -201,7 +197,6 @@ async fn a_state_too_large_is_not_kept_and_says_so() {
 
 #[tokio::test]
 async fn live_sessions_are_capped_and_the_state_folder_is_private() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let p = profile(dir.path(), "");
     let started = Instant::now();

@@ -197,22 +197,39 @@ fn variants(command: &str, profile: &Profile) -> Vec<String> {
     out
 }
 
+/// The fixed patterns of the normalization (a test compiles each).
+const CONTINUATION_PATTERN: &str = r"\\\r?\n";
+const ESCAPE_PATTERN: &str = r"\\([^\n])";
+const EMPTY_QUOTES_PATTERN: &str = r#"''|"""#;
+const IFS_PATTERN: &str = r"\$\{IFS\b[^}]*\}|\$IFS\b";
+const SHELL_C_PATTERN: &str = r#"(?:^|[\n`]|\$\()\s*(?:sudo\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:(?:exec|nohup|setsid|time)\s+(?:-\S+\s+)*)*(?:\S*/)?(?:bash|sh|zsh|ksh|dash)\s+(?:-\S+\s+)*-[a-z]*c[a-z]*\s+(?:'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s;&|]+))"#;
+
+static CONTINUATION: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(CONTINUATION_PATTERN).ok());
+static ESCAPE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(ESCAPE_PATTERN).ok());
+static EMPTY_QUOTES: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(EMPTY_QUOTES_PATTERN).ok());
+static IFS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(IFS_PATTERN).ok());
+static SHELL_C: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(SHELL_C_PATTERN).ok());
+
+fn replace(re: &Option<Regex>, text: &str, with: &str) -> String {
+    match re {
+        Some(re) => re.replace_all(text, with).into_owned(),
+        None => text.to_string(),
+    }
+}
+
 /// The normalized, lower-case command (module docs).
 pub fn normalize(command: &str, profile: &Profile) -> String {
-    static CONTINUATION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\\r?\n").unwrap());
-    static ESCAPE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\\([^\n])").unwrap());
-    static EMPTY_QUOTES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"''|"""#).unwrap());
-    static IFS: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\$\{IFS\b[^}]*\}|\$IFS\b").unwrap());
     let text = crate::procs::output::clean(command).replace('\0', "");
     let text: String = text.nfkc().collect();
-    let text = CONTINUATION.replace_all(&text, "");
+    let text = replace(&CONTINUATION, &text, "");
     let text = fold_home(&text, &profile.home().to_string_lossy(), "~/.hermes");
     let user_home = ChildEnv::base().get("HOME").unwrap_or_default().to_string();
     let text = fold_home(&text, &user_home, "~");
-    let text = ESCAPE.replace_all(&text, "$1");
-    let text = EMPTY_QUOTES.replace_all(&text, "");
-    let text = IFS.replace_all(&text, " ");
+    let text = replace(&ESCAPE, &text, "$1");
+    let text = replace(&EMPTY_QUOTES, &text, "");
+    let text = replace(&IFS, &text, " ");
     text.to_lowercase()
 }
 
@@ -256,13 +273,10 @@ fn mark_command_starts(text: &str) -> String {
 /// The scripts of `sh -c SCRIPT` (and bash, zsh, ksh, dash) at command
 /// starts, unquoted.
 fn shell_c_scripts(text: &str) -> Vec<String> {
-    static SHELL_C: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r#"(?:^|[\n`]|\$\()\s*(?:sudo\s+(?:-\S+\s+)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:(?:exec|nohup|setsid|time)\s+)*(?:\S*/)?(?:bash|sh|zsh|ksh|dash)\s+(?:-\S+\s+)*-[a-z]*c[a-z]*\s+(?:'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s;&|]+))"#,
-        )
-        .unwrap()
-    });
-    SHELL_C
+    let Some(shell_c) = SHELL_C.as_ref() else {
+        return Vec::new();
+    };
+    shell_c
         .captures_iter(text)
         .filter_map(|c| c.get(1).or(c.get(2)).or(c.get(3)))
         .map(|m| m.as_str().to_string())
@@ -278,6 +292,19 @@ mod tests {
         let rules = TABLE.as_ref().unwrap();
         assert!(rules.iter().filter(|r| r.kind == Kind::HardLine).count() >= 10);
         assert!(rules.iter().filter(|r| r.kind == Kind::Approve).count() >= 60);
+    }
+
+    #[test]
+    fn the_fixed_patterns_compile() {
+        for p in [
+            CONTINUATION_PATTERN,
+            ESCAPE_PATTERN,
+            EMPTY_QUOTES_PATTERN,
+            IFS_PATTERN,
+            SHELL_C_PATTERN,
+        ] {
+            assert!(Regex::new(p).is_ok(), "{p}");
+        }
     }
 
     #[test]
