@@ -17,6 +17,7 @@
 use std::sync::LazyLock;
 
 use hermes_runtime::Profile;
+use regex::bytes::Regex as BytesRegex;
 use regex::Regex;
 use unicode_normalization::UnicodeNormalization;
 
@@ -62,16 +63,21 @@ enum Kind {
 struct Rule {
     kind: Kind,
     description: String,
-    regex: Regex,
+    regex: BytesRegex,
     /// A match is dropped when this matches the rest of its line.
-    unless: Option<Regex>,
+    unless: Option<BytesRegex>,
 }
 
 /// The parsed table, or what is wrong with it (a test holds it to none).
 static TABLE: LazyLock<Result<Vec<Rule>, String>> = LazyLock::new(|| parse(RULES));
 
-fn compile(pattern: &str) -> Result<Regex, String> {
-    Regex::new(&format!("(?is){pattern}")).map_err(|e| format!("bad regex {pattern:?}: {e}"))
+/// A rule's regex, over bytes: the command is lower-cased before
+/// matching, so the rules are written in lower case and compiled without
+/// case folding or Unicode classes (`\b`, `\w`, `\s`, `.` are ASCII's or
+/// any byte): Unicode tables would make the table several times slower to
+/// build, and a shell's words are ASCII.
+fn compile(pattern: &str) -> Result<BytesRegex, String> {
+    BytesRegex::new(&format!("(?s-u){pattern}")).map_err(|e| format!("bad regex {pattern:?}: {e}"))
 }
 
 fn parse(text: &str) -> Result<Vec<Rule>, String> {
@@ -164,12 +170,13 @@ pub fn check(command: &str, profile: &Profile) -> Verdict {
 }
 
 fn matches(rule: &Rule, text: &str) -> bool {
+    let text = text.as_bytes();
     let Some(unless) = &rule.unless else {
         return rule.regex.is_match(text);
     };
     rule.regex.find_iter(text).any(|m| {
         let rest = &text[m.start()..];
-        let line = rest.split('\n').next().unwrap_or(rest);
+        let line = rest.split(|b| *b == b'\n').next().unwrap_or(rest);
         !unless.is_match(line)
     })
 }
