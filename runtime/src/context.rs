@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::approval::ApprovalCallback;
+
 /// A profile: the home directory a call runs under. State files resolve
 /// against it at call time, never against a constant.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -93,6 +95,23 @@ struct Inner {
     enabled_tools: Option<Vec<String>>,
     /// Shared by clones: while > 0, post-call hooks are suppressed.
     quiet: Arc<AtomicUsize>,
+    /// Who answers approval questions for calls with this context, before
+    /// the process-wide callback.
+    approver: Approver,
+}
+
+/// A context's own approval callback (`Debug` for [`Inner`]).
+#[derive(Clone, Default)]
+struct Approver(Option<ApprovalCallback>);
+
+impl std::fmt::Debug for Approver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Approver(set)"
+        } else {
+            "Approver(none)"
+        })
+    }
 }
 
 /// What a tool call runs with. Cheap to clone (one `Arc`).
@@ -115,6 +134,7 @@ impl ToolContext {
                 cwd: cwd.into(),
                 enabled_tools: None,
                 quiet: Arc::new(AtomicUsize::new(0)),
+                approver: Approver::default(),
             }),
         }
     }
@@ -193,6 +213,17 @@ impl ToolContext {
     /// Whether a [`HookSuppression`] guard is alive for this context.
     pub fn hooks_suppressed(&self) -> bool {
         self.inner.quiet.load(Ordering::Acquire) > 0
+    }
+
+    /// Approval questions of calls with this context go to `callback`
+    /// first (e.g. the client of one MCP session); see [`crate::approval`].
+    pub fn with_approval_callback(self, callback: ApprovalCallback) -> Self {
+        self.edit(|i| i.approver = Approver(Some(callback)))
+    }
+
+    /// The context's own approval callback, if it has one.
+    pub fn approval_callback(&self) -> Option<&ApprovalCallback> {
+        self.inner.approver.0.as_ref()
     }
 
     pub fn with_enabled_tools(self, tools: Vec<String>) -> Self {

@@ -6,7 +6,9 @@
 //! `{}` → request middleware (may rewrite; hooks keep the original) →
 //! agent-loop tools (`todo`, `memory`, `session_search`, `delegate_task`)
 //! answered by the agent's inline executor, else an error → pre-call hooks
-//! (any may block: `{"error": MESSAGE}` and a post-call event `blocked`) →
+//! (any may block: `{"error": MESSAGE}` and a post-call event `blocked`;
+//! one that needs approval is asked through `approval::request`, and a
+//! refusal blocks the same way) →
 //! the handler through execution middleware, under a timeout, timed on a
 //! monotonic clock, panics contained → the per-tool result cap (lowered by
 //! the profile's `tool_output.max_result_chars`) → post-call hooks (`ok` / `error` derived from the result) → result transforms.
@@ -197,9 +199,14 @@ impl Registry {
         };
 
         for hook in &hooks.pre {
-            if let Some(PreCallDecision::Block(message)) =
-                guarded("pre-call hook", name, || hook.pre_call(&info))
-            {
+            let refusal = match guarded("pre-call hook", name, || hook.pre_call(&info)) {
+                Some(PreCallDecision::Block(message)) => Some(message),
+                Some(PreCallDecision::NeedsApproval(need)) => {
+                    crate::approval::request(ctx, name, need).await.err()
+                }
+                _ => None,
+            };
+            if let Some(message) = refusal {
                 let result = error_json(message);
                 self.post_call(hooks, &info, &result, 0, CallStatus::Blocked);
                 return result;

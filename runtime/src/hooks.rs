@@ -2,7 +2,8 @@
 //! registered on the [`Registry`](crate::Registry).
 //!
 //! Order in dispatch: request middleware (may rewrite the arguments; hooks
-//! still see the original) → pre-call hooks (any may block) → the handler,
+//! still see the original) → pre-call hooks (any may block, or ask for
+//! the user's approval) → the handler,
 //! wrapped by execution middleware → post-call hooks → result transforms
 //! (the first that returns a string replaces the result). A hook or
 //! middleware that panics is logged (a `tracing` warning) and skipped: it never breaks
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::approval::ApprovalNeed;
 use crate::entry::HandlerFuture;
 use crate::ToolContext;
 
@@ -33,6 +35,10 @@ pub enum PreCallDecision {
     Continue,
     /// Stop the call: the model gets `{"error": MESSAGE}`.
     Block(String),
+    /// Run the call only once approved: dispatch asks
+    /// ([`crate::approval::request`]); a refusal blocks the call with
+    /// the refusal's message.
+    NeedsApproval(ApprovalNeed),
 }
 
 /// How a call ended, as post-call hooks see it.

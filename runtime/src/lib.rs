@@ -5,6 +5,7 @@
 //! [`Registry::dispatch`], which always returns a JSON string. Schemas are
 //! derived by `#[hermes_tool]`; this crate never parses Rust.
 
+pub mod approval;
 pub mod availability;
 pub mod blocking;
 pub mod config;

@@ -347,7 +347,7 @@ async fn kill_reaches_children_that_ignore_sighup_and_orphaned_grandchildren() {
     // exits at once, so it is re-parented out of the tree but stays in the
     // process group. The shell itself dies on SIGTERM without cleaning up.
     let script = format!(
-        "nohup {s} >/dev/null 2>&1 & (trap '' HUP; exec {s}) & (sh -c '{s} &' ) ; wait",
+        "nohup {s} >/dev/null 2>&1 & (trap '' HUP; exec {s}) & ( ( {s} & ) ) ; wait",
         s = sb.sleeper()
     );
     let id = start(&sb, &script, 3).await;

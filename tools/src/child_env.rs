@@ -99,6 +99,12 @@ impl ChildEnv {
         self
     }
 
+    /// Removes one variable.
+    pub fn remove(&mut self, name: &str) -> &mut Self {
+        self.vars.remove(name);
+        self
+    }
+
     /// A variable's value.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str)

@@ -7,7 +7,9 @@
 //!
 //! Beside the registry, what an agent embedding these tools wires up:
 //! [`install_agent_loop_executors`] (working `todo` and `memory`),
-//! [`set_clarify_callback`] (how `clarify` reaches the user) and
+//! [`set_clarify_callback`] (how `clarify` reaches the user),
+//! [`hermes_runtime::approval::set_approval_callback`] (how dangerous
+//! commands are approved; without one they are refused) and
 //! [`shutdown_background_processes`] (no background command outlives the agent).
 
 pub mod agent_loop;
@@ -21,6 +23,10 @@ pub use generated::clarify::{
     clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
 };
 pub use generated::memory::snapshot as memory_snapshot;
+pub use generated::terminal::session::{
+    end as end_terminal_session, end_profile as end_profile_terminal_sessions,
+};
+pub use generated::terminal::{check_command, Verdict as CommandVerdict};
 pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
 
@@ -41,5 +47,7 @@ pub fn registry() -> &'static Registry {
 /// `grace` per step); call it when the agent shuts down. Returns how many
 /// were still running.
 pub fn shutdown_background_processes(grace: std::time::Duration) -> usize {
-    procs::table().shutdown_all(grace)
+    let running = procs::table().shutdown_all(grace);
+    generated::terminal::session::shutdown();
+    running
 }

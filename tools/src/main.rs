@@ -20,6 +20,11 @@ struct Cli {
     /// The profile directory (home, secrets, config.yaml); default: $HERMES_HOME, else ~/.hermes.
     #[arg(long, global = true, value_name = "DIR")]
     profile: Option<PathBuf>,
+    /// Run dangerous commands without asking for approval (as
+    /// HERMES_YOLO_MODE=1). Hard-line blocks (`rm -rf /`, a fork bomb, ...)
+    /// still hold.
+    #[arg(long, global = true)]
+    yolo: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -127,6 +132,9 @@ fn main() -> ExitCode {
         .with(Targets::new().with_target("hermes", LevelFilter::INFO))
         .init();
     let cli = Cli::parse();
+    if cli.yolo {
+        hermes_runtime::approval::set_yolo(true);
+    }
     let registry = hermes_tools::registry();
     // Working `todo` and `memory` for `call` and `serve`, as an agent would wire them.
     hermes_tools::install_agent_loop_executors(registry);

@@ -181,7 +181,11 @@ pub(super) async fn serve(
         limits.session_idle_timeout,
     ));
     tokio::spawn(expire_idle_sessions(Arc::clone(&sessions)));
-    let mcp = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
+    let mcp = StreamableHttpService::new(
+        move || Ok(server.for_new_session()),
+        Arc::clone(&sessions),
+        config,
+    );
     let token: Option<Arc<str>> = token.map(Arc::from);
     eprintln!(
         "hermes-tools: MCP over streamable HTTP at http://{local}{HTTP_PATH}{}",

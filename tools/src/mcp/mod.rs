@@ -14,6 +14,7 @@
 //! processes its tools started (parent-first) and exits without waiting for
 //! tool calls still running.
 
+mod approval;
 mod http;
 mod stdio;
 
@@ -191,7 +192,8 @@ impl HermesServer {
             registry,
             toolsets: Arc::new(options.toolsets.clone()),
             disable: Arc::new(options.disable.clone()),
-            ctx: ToolContext::new(options.profile.clone(), options.cwd.clone()),
+            ctx: ToolContext::new(options.profile.clone(), options.cwd.clone())
+                .with_task_id(new_session_task_id()),
         };
         let defs = server.definitions_raw();
         if !defs.unknown.is_empty() {
@@ -205,6 +207,15 @@ impl HermesServer {
             eprintln!("warning: the selected toolsets expose no tool for this profile");
         }
         Ok(server)
+    }
+
+    /// The handler of a new MCP session: the same server, its own task id,
+    /// so one MCP session is one terminal session (its working directory
+    /// and exported variables) and one approval session.
+    fn for_new_session(&self) -> Self {
+        let mut server = self.clone();
+        server.ctx = server.ctx.with_task_id(new_session_task_id());
+        server
     }
 
     fn definitions_raw(&self) -> hermes_runtime::definitions::Definitions {
@@ -241,18 +252,27 @@ impl HermesServer {
     }
 
     /// Calls `name` if this server exposes it; every answer is a JSON string.
-    async fn call(&self, name: &str, args: Value, call_id: String) -> String {
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        call_id: String,
+        peer: &rmcp::service::Peer<RoleServer>,
+    ) -> String {
         let exposed: BTreeSet<String> = self
             .definitions_raw()
             .names()
             .into_iter()
             .map(str::to_string)
             .collect();
-        let ctx = self
+        let mut ctx = self
             .ctx
             .clone()
             .with_tool_call_id(call_id)
             .with_enabled_tools(exposed.iter().cloned().collect());
+        if let Some(approver) = approval::approver(peer) {
+            ctx = ctx.with_approval_callback(approver);
+        }
         if !exposed.contains(name) {
             // Not offered here (another toolset, an agent-loop or bridge
             // tool, or no tool at all): never dispatched.
@@ -260,6 +280,15 @@ impl HermesServer {
         }
         self.registry.dispatch(name, args, &ctx).await
     }
+}
+
+/// A task id no other MCP session of this process has.
+fn new_session_task_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!(
+        "mcp-{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
 }
 
 fn to_call_result(result: String) -> CallToolResult {
@@ -306,7 +335,7 @@ impl ServerHandler for HermesServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let call = self.call(&request.name, args, context.id.to_string());
+        let call = self.call(&request.name, args, context.id.to_string(), &context.peer);
         let result = tokio::select! {
             result = call => result,
             () = context.ct.cancelled() => error_json(format!(

@@ -252,15 +252,16 @@ pub fn table() -> &'static ProcessTable {
 }
 
 impl ProcessTable {
-    /// Starts `command` in the background for the call's profile.
+    /// Starts `command` in the background for the call's profile, with
+    /// `env` (the profile's, with its terminal session's changes).
     pub fn start(
         &self,
         ctx: &ToolContext,
+        env: &ChildEnv,
         command: &str,
         cwd: &Path,
     ) -> std::io::Result<Arc<Background>> {
-        let env = ChildEnv::for_profile(ctx.profile());
-        let spawned = spawn(&env, command, cwd, BG_HEAD_BYTES, BG_TAIL_BYTES)?;
+        let spawned = spawn(env, command, cwd, BG_HEAD_BYTES, BG_TAIL_BYTES)?;
         let mut procs = lock(&self.procs);
         let mut id = new_id();
         while procs.contains_key(&id) {

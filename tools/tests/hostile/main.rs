@@ -12,4 +12,5 @@ mod harness;
 mod config;
 mod files;
 mod runtime;
+mod terminal;
 mod web;

@@ -2,17 +2,22 @@
 //! ones started in the background (`process`). Processes, their environment
 //! and their teardown live in `crate::procs` and `crate::child_env`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hermes_macros::hermes_tool;
+use hermes_runtime::approval::{self, ApprovalNeed};
 use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::child_env::ChildEnv;
 use crate::procs::{self, output::last_chars, Background};
+
+mod guard;
+pub mod session;
+
+pub use guard::Verdict;
 
 /// Foreground timeout when none is given, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 180;
@@ -76,10 +81,12 @@ pub fn terminal(
     if command.trim().is_empty() {
         return Err("command is empty: give the shell command to run".into());
     }
-    let cwd = working_dir(ctx, workdir.as_deref())?;
+    guard_command(ctx, &command)?;
+    let start = session::start(ctx);
+    let cwd = working_dir(&start.cwd, workdir.as_deref())?;
     if background.unwrap_or(false) {
         let bg = procs::table()
-            .start(ctx, &command, &cwd)
+            .start(ctx, &start.env, &command, &cwd)
             .map_err(|e| format!("could not start the command: {e}"))?;
         return Ok(TerminalOutput {
             output: "Background process started".into(),
@@ -111,11 +118,11 @@ pub fn terminal(
              Run long commands with background=true and follow them with process."
         ));
     }
-    let env = ChildEnv::for_profile(ctx.profile());
     // `tool_output.max_bytes` (default 50,000) split as the defaults are.
     let kept = config.tool_output.max_bytes.value;
     let head = kept.saturating_mul(FG_HEAD_BYTES) / (FG_HEAD_BYTES + FG_TAIL_BYTES);
-    let run = procs::spawn(&env, &command, &cwd, head, kept - head)
+    let wrapped = session::wrap(&command);
+    let run = procs::spawn(&start.env, &wrapped.script, &cwd, head, kept - head)
         .map_err(|e| format!("could not start the command: {e}"))?;
     // Known to the table while it runs: an agent shutting down meanwhile
     // (this call abandoned on its thread) tears it down too.
@@ -141,13 +148,18 @@ pub fn terminal(
             pid: None,
         });
     };
+    let session_note = session::finish(&start, &wrapped);
     let left = report.terminated.len() + report.killed.len();
-    let note = (left > 0).then(|| {
+    let left_note = (left > 0).then(|| {
         format!(
             "{left} process(es) the command left running were terminated; \
              start long-running processes with background=true"
         )
     });
+    let note = match (left_note, session_note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     Ok(TerminalOutput {
         output,
         exit_code,
@@ -335,13 +347,10 @@ fn kill(ctx: &ToolContext, bg: &Background) -> Value {
 
 /// The directory a command runs in: `workdir` resolved against the
 /// session's working directory, which must exist.
-fn working_dir(ctx: &ToolContext, workdir: Option<&str>) -> Result<PathBuf, String> {
+fn working_dir(session_cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, String> {
     let dir = match workdir.map(str::trim).filter(|w| !w.is_empty()) {
-        Some(w) => ctx.resolve(w),
-        None => match &ctx.profile().config().terminal.cwd.value {
-            Some(configured) => ctx.resolve(configured),
-            None => ctx.cwd().to_path_buf(),
-        },
+        Some(w) => session_cwd.join(w),
+        None => session_cwd.to_path_buf(),
     };
     if dir.is_dir() {
         Ok(dir)
@@ -351,4 +360,34 @@ fn working_dir(ctx: &ToolContext, workdir: Option<&str>) -> Result<PathBuf, Stri
             dir.display()
         ))
     }
+}
+
+/// Checks `command` against the rules (`guard.rs`) before it runs: a hard
+/// line or a block refuses it; a dangerous pattern asks for approval
+/// (`hermes_runtime::approval`), and a refusal is the answer.
+fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
+    match guard::check(command, ctx.profile()) {
+        Verdict::Allow => Ok(()),
+        Verdict::HardLine(reason) => Err(format!(
+            "BLOCKED (hard line): {reason}. The agent never runs this command, not even \
+             with approvals turned off. If it is really needed, the user has to run it \
+             themselves, outside the agent."
+        )),
+        Verdict::Block(reason) => Err(format!(
+            "BLOCKED: {reason}. Do not pipe passwords into sudo; if the agent needs sudo, \
+             the user can set SUDO_PASSWORD in the profile's .env, or run the command \
+             themselves."
+        )),
+        Verdict::Approve(reason) => approval::request_blocking(
+            ctx,
+            "terminal",
+            ApprovalNeed::new(reason.clone(), reason).with_detail(command),
+        ),
+    }
+}
+
+/// The verdict of the command rules on `command` for `profile`, without
+/// running or asking anything.
+pub fn check_command(command: &str, profile: &hermes_runtime::Profile) -> Verdict {
+    guard::check(command, profile)
 }

@@ -1,0 +1,345 @@
+//! Approval as a runtime capability, through dispatch with real commands:
+//! `terminal`'s dangerous commands asking the installed callback (once,
+//! session, always, deny), the refusal without a callback (nothing runs),
+//! hard lines that hold even with the operator's switch, a context's own
+//! callback before the process-wide one, and a pre-call hook of another
+//! tool asking the same way.
+//!
+//! The callback and the switch are process-wide: every test here holds
+//! [`SERIAL`] and restores them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hermes_runtime::approval::{
+    self, ApprovalAnswer, ApprovalCallback, ApprovalNeed, ApprovalRequest,
+};
+use hermes_runtime::hooks::{
+    CallInfo, CallStatus, PostCallEvent, PostCallHook, PreCallDecision, PreCallHook,
+};
+use hermes_runtime::{Profile, Registry, ToolContext};
+use serde_json::{json, Value};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Holds [`SERIAL`]; on drop, no callback and the switch off again.
+struct Exclusive(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+impl Exclusive {
+    fn take() -> Self {
+        let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        approval::clear_approval_callback();
+        approval::set_yolo(false);
+        Exclusive(guard)
+    }
+}
+
+impl Drop for Exclusive {
+    fn drop(&mut self) {
+        approval::clear_approval_callback();
+        approval::set_yolo(false);
+    }
+}
+
+/// A callback that answers `answer` and records what it was asked.
+fn answering(answer: ApprovalAnswer) -> (ApprovalCallback, Arc<Mutex<Vec<ApprovalRequest>>>) {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let cb: ApprovalCallback = Arc::new(move |req: ApprovalRequest| {
+        log.lock().unwrap().push(req);
+        Box::pin(async move { answer })
+    });
+    (cb, asked)
+}
+
+struct Sandbox {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("profile");
+        std::fs::create_dir_all(&home).unwrap();
+        Sandbox { dir, home }
+    }
+
+    fn ctx(&self, task: &str) -> ToolContext {
+        ToolContext::new(Profile::new(&self.home), self.dir.path()).with_task_id(task)
+    }
+
+    /// A fresh folder that `rm -r` (a dangerous pattern) would remove.
+    fn victim(&self, name: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+}
+
+fn rm(path: &Path) -> Value {
+    json!({ "command": format!("rm -r {}", path.display()) })
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn call(ctx: &ToolContext, tool: &str, args: Value) -> Value {
+    let out = runtime().block_on(hermes_tools::registry().dispatch(tool, args, ctx));
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+#[test]
+fn without_a_callback_a_dangerous_command_is_refused_and_never_runs() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let victim = sb.victim("v");
+    let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+    let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        error.contains("BLOCKED") && error.contains("approval"),
+        "{v}"
+    );
+    assert!(
+        error.contains("recursive delete") || error.contains("delete under"),
+        "{v}"
+    );
+    assert!(victim.exists(), "nothing ran");
+    // A harmless command runs as before.
+    let v = call(&sb.ctx("t1"), "terminal", json!({"command": "echo fine"}));
+    assert_eq!(v["output"].as_str().unwrap().trim(), "fine", "{v}");
+}
+
+#[test]
+fn once_runs_this_call_and_asks_again_next_time() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Once);
+    approval::set_approval_callback(cb);
+    let first = sb.victim("a");
+    let v = call(&sb.ctx("t1"), "terminal", rm(&first));
+    assert_eq!(v["exit_code"], 0, "{v}");
+    assert!(!first.exists(), "approved once: it ran");
+    let second = sb.victim("b");
+    call(&sb.ctx("t1"), "terminal", rm(&second));
+    assert!(!second.exists());
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2, "once is for one call");
+    assert_eq!(asked[0].tool, "terminal");
+    assert!(asked[0].detail.contains("rm -r"), "{:?}", asked[0].detail);
+    assert_eq!(asked[0].key, asked[0].reason);
+}
+
+#[test]
+fn session_covers_the_same_pattern_in_the_same_session_only() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Session);
+    approval::set_approval_callback(cb);
+    for name in ["a", "b", "c"] {
+        let victim = sb.victim(name);
+        call(&sb.ctx("t-session"), "terminal", rm(&victim));
+        assert!(!victim.exists());
+    }
+    assert_eq!(asked.lock().unwrap().len(), 1, "asked once for the session");
+    // Another session is asked again.
+    let victim = sb.victim("d");
+    call(&sb.ctx("t-other"), "terminal", rm(&victim));
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    // Another pattern in the first session is asked too.
+    call(
+        &sb.ctx("t-session"),
+        "terminal",
+        json!({"command": "git reset --hard 2>/dev/null; true"}),
+    );
+    assert_eq!(asked.lock().unwrap().len(), 3);
+    approval::forget_session(&sb.ctx("t-session"));
+    call(&sb.ctx("t-session"), "terminal", rm(&sb.victim("e")));
+    assert_eq!(
+        asked.lock().unwrap().len(),
+        4,
+        "forgotten session asks again"
+    );
+}
+
+#[test]
+fn always_is_remembered_per_profile_in_a_file() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Always);
+    approval::set_approval_callback(cb);
+    call(&sb.ctx("t1"), "terminal", rm(&sb.victim("a")));
+    let file = sb.home.join(approval::ALWAYS_FILE);
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let key = asked.lock().unwrap()[0].key.clone();
+    assert_eq!(saved["always"], json!([key]), "{saved}");
+
+    // Another session of the same profile, with a callback that would deny:
+    // not asked.
+    let (deny, denied) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(deny);
+    let victim = sb.victim("b");
+    call(&sb.ctx("t-later"), "terminal", rm(&victim));
+    assert!(!victim.exists());
+    assert!(denied.lock().unwrap().is_empty());
+
+    // Another profile is asked (and denied).
+    let other = Sandbox::new();
+    let victim = other.victim("c");
+    let v = call(&other.ctx("t1"), "terminal", rm(&victim));
+    assert!(victim.exists(), "{v}");
+    assert_eq!(denied.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn deny_blocks_with_a_message_the_model_can_follow() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(cb);
+    let victim = sb.victim("a");
+    let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+    let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        error.contains("denied") && error.contains("Do not retry"),
+        "{v}"
+    );
+    assert!(victim.exists());
+    assert_eq!(asked.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_panicking_callback_counts_as_deny() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    approval::set_approval_callback(Arc::new(|_req: ApprovalRequest| {
+        panic!("the approval UI crashed")
+    }));
+    let victim = sb.victim("a");
+    let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+    assert!(v["error"].as_str().unwrap().contains("denied"), "{v}");
+    assert!(victim.exists());
+}
+
+#[test]
+fn the_operator_switch_skips_approval_but_not_the_hard_line() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(cb);
+    approval::set_yolo(true);
+    let victim = sb.victim("a");
+    call(&sb.ctx("t1"), "terminal", rm(&victim));
+    assert!(!victim.exists(), "ran without asking");
+    for command in [
+        "rm -rf /",
+        "true || { :(){ :|:& };: ; }",
+        "r''m -rf ~",
+        "mkfs.ext4 /dev/sdz9",
+        "bash -c 'reboot'",
+    ] {
+        let v = call(&sb.ctx("t1"), "terminal", json!({ "command": command }));
+        let error = v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{command}: {v}"));
+        assert!(error.contains("hard line"), "{command}: {v}");
+    }
+    assert!(asked.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_contexts_own_callback_comes_first() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (global, global_asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(global);
+    let (own, own_asked) = answering(ApprovalAnswer::Once);
+    let ctx = sb.ctx("t1").with_approval_callback(own);
+    let victim = sb.victim("a");
+    call(&ctx, "terminal", rm(&victim));
+    assert!(!victim.exists());
+    assert_eq!(own_asked.lock().unwrap().len(), 1);
+    assert!(global_asked.lock().unwrap().is_empty());
+}
+
+/// Asks for approval of every `write_file` call.
+struct AskForWrites;
+
+impl PreCallHook for AskForWrites {
+    fn pre_call(&self, call: &CallInfo<'_>) -> PreCallDecision {
+        if call.tool == "write_file" {
+            PreCallDecision::NeedsApproval(
+                ApprovalNeed::new("file writes", "writing a file")
+                    .with_detail(call.args["path"].as_str().unwrap_or_default()),
+            )
+        } else {
+            PreCallDecision::Continue
+        }
+    }
+}
+
+#[derive(Default)]
+struct Statuses(Mutex<Vec<CallStatus>>);
+
+impl PostCallHook for Statuses {
+    fn post_call(&self, event: &PostCallEvent<'_>) {
+        self.0.lock().unwrap().push(event.status);
+    }
+}
+
+#[test]
+fn a_hook_asks_for_approval_the_same_way() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let registry = Registry::new(&hermes_tools::generated::TABLES);
+    registry.add_pre_call_hook(Arc::new(AskForWrites));
+    let statuses = Arc::new(Statuses::default());
+    registry.add_post_call_hook(statuses.clone());
+    let target = sb.dir.path().join("out.txt");
+    let args = json!({"path": target.display().to_string(), "content": "hi"});
+    let rt = runtime();
+
+    // No callback: refused, nothing written, the call reported as blocked.
+    let out = rt.block_on(registry.dispatch("write_file", args.clone(), &sb.ctx("t1")));
+    assert!(
+        out.contains("BLOCKED") && out.contains("writing a file"),
+        "{out}"
+    );
+    assert!(!target.exists());
+
+    let (cb, asked) = answering(ApprovalAnswer::Session);
+    approval::set_approval_callback(cb);
+    for _ in 0..2 {
+        let out = rt.block_on(registry.dispatch("write_file", args.clone(), &sb.ctx("t1")));
+        assert!(!out.contains("error"), "{out}");
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "hi");
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].tool, "write_file");
+    assert_eq!(asked[0].detail, target.display().to_string());
+    // Other tools are not asked about.
+    let out = rt.block_on(registry.dispatch(
+        "read_file",
+        json!({"path": target.display().to_string()}),
+        &sb.ctx("t1"),
+    ));
+    assert!(out.contains("hi"), "{out}");
+    assert_eq!(asked.len(), 1);
+    assert_eq!(
+        *statuses.0.lock().unwrap(),
+        vec![
+            CallStatus::Blocked,
+            CallStatus::Ok,
+            CallStatus::Ok,
+            CallStatus::Ok
+        ]
+    );
+}

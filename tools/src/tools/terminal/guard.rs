@@ -1,0 +1,332 @@
+//! What `terminal` checks before a command runs: the rules of
+//! `command_rules.tsv` (hard-line blocks, blocks, and patterns that need
+//! the user's approval) matched against the command as the shell would
+//! read it.
+//!
+//! The command is normalized first, so spelling tricks do not hide it:
+//! ANSI escapes and NUL bytes dropped, Unicode compatibility forms folded
+//! (NFKC: full-width letters become ASCII), line continuations joined,
+//! the user's and the profile's absolute home folders written as `~/` and
+//! `~/.hermes/`, backslash escapes and empty quotes (`r\m`, `r''m`)
+//! removed, `$IFS` read as a space. Rules then see these variants, in
+//! order: the normalized text; the same with a line break at every
+//! command start outside quotes (`a; b`, `a && b`, `(b)`, `{ b; }`), so
+//! rules anchored at a command start (`@cmd@`) find `b`; and the script
+//! of every `sh -c '...'` (recursively, a few levels deep).
+
+use std::sync::LazyLock;
+
+use hermes_runtime::Profile;
+use regex::bytes::Regex as BytesRegex;
+use regex::Regex;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::child_env::ChildEnv;
+
+/// The rule table (one home for the patterns).
+const RULES: &str = include_str!("command_rules.tsv");
+
+/// Commands longer than this are refused unread, as in the reference: a
+/// check that cannot finish is no check.
+pub const MAX_CHECKED_CHARS: usize = 128_000;
+
+/// How deep `sh -c '...'` scripts are unwrapped.
+const MAX_NESTING: usize = 4;
+
+/// Texts checked per command at most (the command, its marked form and
+/// unwrapped `sh -c` scripts): a command of thousands of `sh -c` calls
+/// costs no more than this many.
+const MAX_VARIANTS: usize = 64;
+
+/// What the check says about a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Runs without asking.
+    Allow,
+    /// Never runs, whatever the approvals or the operator's switch.
+    HardLine(String),
+    /// Never runs (e.g. guessing the sudo password), unless the profile
+    /// configured what makes it legitimate.
+    Block(String),
+    /// Runs once approved; the description is the approval key.
+    Approve(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    HardLine,
+    Block,
+    Approve,
+}
+
+#[derive(Debug)]
+struct Rule {
+    kind: Kind,
+    description: String,
+    regex: BytesRegex,
+    /// A match is dropped when this matches the rest of its line.
+    unless: Option<BytesRegex>,
+}
+
+/// The parsed table, or what is wrong with it (a test holds it to none).
+static TABLE: LazyLock<Result<Vec<Rule>, String>> = LazyLock::new(|| parse(RULES));
+
+/// A rule's regex, over bytes: the command is lower-cased before
+/// matching, so the rules are written in lower case and compiled without
+/// case folding or Unicode classes (`\b`, `\w`, `\s`, `.` are ASCII's or
+/// any byte): Unicode tables would make the table several times slower to
+/// build, and a shell's words are ASCII.
+fn compile(pattern: &str) -> Result<BytesRegex, String> {
+    BytesRegex::new(&format!("(?s-u){pattern}")).map_err(|e| format!("bad regex {pattern:?}: {e}"))
+}
+
+fn parse(text: &str) -> Result<Vec<Rule>, String> {
+    let mut defines: Vec<(String, String)> = Vec::new();
+    let mut rules = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        let at = || format!("command_rules.tsv line {}", n + 1);
+        let expand = |pattern: &str| -> Result<String, String> {
+            let mut out = pattern.to_string();
+            // Later fragments may use earlier ones, already expanded.
+            for (name, body) in defines.iter().rev() {
+                out = out.replace(&format!("@{name}@"), &format!("(?:{body})"));
+            }
+            if out.contains('@') && out.split('@').count() > 2 {
+                return Err(format!("{}: unknown fragment in {pattern:?}", at()));
+            }
+            Ok(out)
+        };
+        match fields.as_slice() {
+            ["define", name, body] => {
+                let body = expand(body)?;
+                defines.push(((*name).to_string(), body));
+            }
+            [kind, description, pattern, rest @ ..] if rest.len() <= 1 => {
+                let kind = match *kind {
+                    "hardline" => Kind::HardLine,
+                    "block" => Kind::Block,
+                    "approve" => Kind::Approve,
+                    other => return Err(format!("{}: unknown kind {other:?}", at())),
+                };
+                let regex = compile(&expand(pattern)?).map_err(|e| format!("{}: {e}", at()))?;
+                let unless = match rest.first() {
+                    Some(p) => Some(compile(&expand(p)?).map_err(|e| format!("{}: {e}", at()))?),
+                    None => None,
+                };
+                rules.push(Rule {
+                    kind,
+                    description: (*description).to_string(),
+                    regex,
+                    unless,
+                });
+            }
+            _ => return Err(format!("{}: expected TAB-separated fields", at())),
+        }
+    }
+    Ok(rules)
+}
+
+/// Checks `command` for `profile`: the first hard-line rule any variant
+/// matches, else the first block, else the first rule needing approval.
+pub fn check(command: &str, profile: &Profile) -> Verdict {
+    let rules = match TABLE.as_ref() {
+        Ok(rules) => rules,
+        // Cannot happen with the shipped table (a test parses it); if it
+        // did, nothing may run unchecked.
+        Err(e) => return Verdict::HardLine(format!("the command rules are broken: {e}")),
+    };
+    if command.chars().count() > MAX_CHECKED_CHARS {
+        return Verdict::HardLine(format!(
+            "command too long to check (over {MAX_CHECKED_CHARS} characters)"
+        ));
+    }
+    let variants = variants(command, profile);
+    let first = |kind: Kind| {
+        variants.iter().find_map(|v| {
+            rules
+                .iter()
+                .filter(|r| r.kind == kind)
+                .find(|r| matches(r, v))
+                .map(|r| r.description.clone())
+        })
+    };
+    if let Some(d) = first(Kind::HardLine) {
+        return Verdict::HardLine(d);
+    }
+    if profile.secret("SUDO_PASSWORD").is_none() {
+        if let Some(d) = first(Kind::Block) {
+            return Verdict::Block(d);
+        }
+    }
+    match first(Kind::Approve) {
+        Some(d) => Verdict::Approve(d),
+        None => Verdict::Allow,
+    }
+}
+
+fn matches(rule: &Rule, text: &str) -> bool {
+    let text = text.as_bytes();
+    let Some(unless) = &rule.unless else {
+        return rule.regex.is_match(text);
+    };
+    rule.regex.find_iter(text).any(|m| {
+        let rest = &text[m.start()..];
+        let line = rest.split(|b| *b == b'\n').next().unwrap_or(rest);
+        !unless.is_match(line)
+    })
+}
+
+/// The texts the rules see (module docs), without duplicates.
+fn variants(command: &str, profile: &Profile) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut pending = vec![(normalize(command, profile), 0usize)];
+    while let Some((text, depth)) = pending.pop() {
+        if out.len() >= MAX_VARIANTS {
+            break;
+        }
+        let marked = mark_command_starts(&text);
+        if depth < MAX_NESTING {
+            for script in shell_c_scripts(&marked).into_iter().take(MAX_VARIANTS) {
+                pending.push((script, depth + 1));
+            }
+        }
+        for v in [text, marked] {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The fixed patterns of the normalization (a test compiles each).
+const CONTINUATION_PATTERN: &str = r"\\\r?\n";
+const ESCAPE_PATTERN: &str = r"\\([^\n])";
+const EMPTY_QUOTES_PATTERN: &str = r#"''|"""#;
+const IFS_PATTERN: &str = r"\$\{IFS\b[^}]*\}|\$IFS\b";
+const SHELL_C_PATTERN: &str = r#"(?:^|[\n`]|\$\()\s*(?:sudo\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*)?(?:env\s+(?:\w+=\S*\s+)*)?(?:(?:exec|nohup|setsid|time)\s+(?:-\S+\s+)*)*(?:\S*/)?(?:bash|sh|zsh|ksh|dash)\s+(?:-\S+\s+)*-[a-z]*c[a-z]*\s+(?:'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s;&|]+))"#;
+
+static CONTINUATION: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(CONTINUATION_PATTERN).ok());
+static ESCAPE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(ESCAPE_PATTERN).ok());
+static EMPTY_QUOTES: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(EMPTY_QUOTES_PATTERN).ok());
+static IFS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(IFS_PATTERN).ok());
+static SHELL_C: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(SHELL_C_PATTERN).ok());
+
+fn replace(re: &Option<Regex>, text: &str, with: &str) -> String {
+    match re {
+        Some(re) => re.replace_all(text, with).into_owned(),
+        None => text.to_string(),
+    }
+}
+
+/// The normalized, lower-case command (module docs).
+pub fn normalize(command: &str, profile: &Profile) -> String {
+    let text = crate::procs::output::clean(command).replace('\0', "");
+    let text: String = text.nfkc().collect();
+    let text = replace(&CONTINUATION, &text, "");
+    let text = fold_home(&text, &profile.home().to_string_lossy(), "~/.hermes");
+    let user_home = ChildEnv::base().get("HOME").unwrap_or_default().to_string();
+    let text = fold_home(&text, &user_home, "~");
+    let text = replace(&ESCAPE, &text, "$1");
+    let text = replace(&EMPTY_QUOTES, &text, "");
+    let text = replace(&IFS, &text, " ");
+    text.to_lowercase()
+}
+
+/// `home/…` written as `replacement/…`, for a home at least two folders
+/// deep (so `/` or `/home` never rewrites unrelated paths).
+fn fold_home(text: &str, home: &str, replacement: &str) -> String {
+    let home = home.trim_end_matches('/');
+    if home.split('/').filter(|c| !c.is_empty()).count() < 2 {
+        return text.to_string();
+    }
+    text.replace(&format!("{home}/"), &format!("{replacement}/"))
+}
+
+/// A line break after every operator that starts a command outside
+/// quotes: `;`, `&`, `|`, `(`, `{` at a word start, a newline. (`$(` and
+/// backticks are command starts for `@cmd@` already, in quotes or not.)
+fn mark_command_starts(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut single, mut double) = (false, false);
+    let mut chars = text.chars().peekable();
+    let mut prev = ' ';
+    while let Some(c) = chars.next() {
+        out.push(c);
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            ';' | '&' | '|' | '(' if !single && !double => {
+                let next = chars.peek().copied().unwrap_or(' ');
+                if !matches!(next, '&' | '|') && prev != '$' && prev != '>' && prev != '<' {
+                    out.push('\n');
+                }
+            }
+            '{' if !single && !double && prev.is_whitespace() => out.push('\n'),
+            _ => {}
+        }
+        prev = c;
+    }
+    out
+}
+
+/// The scripts of `sh -c SCRIPT` (and bash, zsh, ksh, dash) at command
+/// starts, unquoted.
+fn shell_c_scripts(text: &str) -> Vec<String> {
+    let Some(shell_c) = SHELL_C.as_ref() else {
+        return Vec::new();
+    };
+    shell_c
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).or(c.get(2)).or(c.get(3)))
+        .map(|m| m.as_str().to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_parses() {
+        let rules = TABLE.as_ref().unwrap();
+        assert!(rules.iter().filter(|r| r.kind == Kind::HardLine).count() >= 10);
+        assert!(rules.iter().filter(|r| r.kind == Kind::Approve).count() >= 60);
+    }
+
+    #[test]
+    fn the_fixed_patterns_compile() {
+        for p in [
+            CONTINUATION_PATTERN,
+            ESCAPE_PATTERN,
+            EMPTY_QUOTES_PATTERN,
+            IFS_PATTERN,
+            SHELL_C_PATTERN,
+        ] {
+            assert!(Regex::new(p).is_ok(), "{p}");
+        }
+    }
+
+    #[test]
+    fn bad_tables_are_reported() {
+        assert!(parse("approve\tx").is_err());
+        assert!(parse("weird\tx\ty").is_err());
+        assert!(parse("approve\tx\t(").is_err());
+        assert!(parse("approve\tx\t@nope@").is_err());
+    }
+
+    #[test]
+    fn command_starts_are_marked_outside_quotes_only() {
+        assert_eq!(mark_command_starts("a && b"), "a &&\n b");
+        assert_eq!(mark_command_starts("echo 'a; b'"), "echo 'a; b'");
+        assert_eq!(mark_command_starts("(b)"), "(\nb)");
+        assert_eq!(mark_command_starts("x ${y}"), "x ${y}");
+    }
+}
