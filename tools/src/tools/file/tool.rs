@@ -1,9 +1,11 @@
 //! The `file` toolset: read, write, patch and search files. The logic lives
 //! in `ops.rs`; this file only declares the tools.
 
+mod fuzzy;
 mod ops;
 #[cfg(test)]
 mod ops_tests;
+mod seqmatch;
 
 use hermes_macros::hermes_tool;
 use hermes_runtime::ToolContext;
