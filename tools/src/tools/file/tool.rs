@@ -1,11 +1,35 @@
-//! The `file` toolset: read, write, patch and search files. The logic lives
-//! in `ops.rs`; this file only declares the tools.
+//! The `file` toolset: read, write, patch and search files. Each tool's
+//! logic lives in its own module (`read.rs`, `write.rs`, `patch.rs`,
+//! `search.rs`) over shared ones (`error.rs`, `common.rs`, `fsguard.rs` for
+//! special files and capped readers, `ignore_budget.rs` for the search
+//! walk's ignore files); this file only declares the tools.
+//!
+//! Each function takes `base`, the working directory that relative paths are
+//! resolved against (absolute paths are used as they are). The outputs derive
+//! `serde::Serialize`; errors are [`error::FileError`], whose `Display` text
+//! says what went wrong and what to do next.
 
+mod common;
+mod error;
+mod fsguard;
 mod fuzzy;
-mod ops;
-#[cfg(test)]
-mod ops_tests;
+mod ignore_budget;
+mod patch;
+mod read;
+mod search;
 mod seqmatch;
+mod write;
+
+#[cfg(test)]
+mod patch_tests;
+#[cfg(test)]
+mod read_tests;
+#[cfg(test)]
+mod search_tests;
+#[cfg(test)]
+mod test_util;
+#[cfg(test)]
+mod write_tests;
 
 use hermes_macros::hermes_tool;
 use hermes_runtime::ToolContext;
@@ -23,8 +47,8 @@ pub fn read_file(
     offset: Option<u64>,
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
-) -> Result<ops::ReadFileOutput, ops::FileError> {
-    ops::read_file(ctx.cwd(), &path, offset, limit)
+) -> Result<read::ReadFileOutput, error::FileError> {
+    read::read_file(ctx.cwd(), &path, offset, limit)
 }
 
 /// Write a text file, replacing its contents; missing parent folders are created.
@@ -35,8 +59,8 @@ pub fn write_file(
     path: String,
     /// The complete new contents of the file.
     content: String,
-) -> Result<ops::WriteFileOutput, ops::FileError> {
-    ops::write_file(ctx.cwd(), &path, &content)
+) -> Result<write::WriteFileOutput, error::FileError> {
+    write::write_file(ctx.cwd(), &path, &content)
 }
 
 /// Replace exact text in a file and show the diff.
@@ -54,8 +78,8 @@ pub fn patch(
     new_string: String,
     /// Replace every occurrence instead of requiring exactly one (default false).
     replace_all: Option<bool>,
-) -> Result<ops::PatchOutput, ops::FileError> {
-    ops::patch(
+) -> Result<patch::PatchOutput, error::FileError> {
+    patch::patch(
         ctx.cwd(),
         &path,
         &old_string,
@@ -79,8 +103,8 @@ pub fn search_files(
     file_glob: Option<String>,
     /// Most matches to return (default 50).
     limit: Option<u64>,
-) -> Result<ops::SearchOutput, ops::FileError> {
-    ops::search_files(
+) -> Result<search::SearchOutput, error::FileError> {
+    search::search_files(
         ctx.cwd(),
         &pattern,
         path.as_deref(),
