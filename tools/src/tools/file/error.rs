@@ -51,12 +51,15 @@ pub enum FileError {
     /// `patch` was given the same text as `old_string` and `new_string`.
     #[error("old_string and new_string are identical, so there is nothing to change")]
     NoChange,
-    /// `old_string` does not occur in the file.
+    /// `old_string` was not found, even by the fuzzy strategies; `hint`
+    /// shows the closest lines of the file.
     #[error(
-        "Could not find old_string in {path}. It must match the file exactly, \
-         including white space and indentation; use read_file to check the \
-         current text{}",
-        hint.as_ref().map_or_else(String::new, |hint| format!(". {hint}"))
+        "Could not find old_string in {path}, not even allowing for differences \
+         in indentation, white space, escapes or typographic quotes. Use \
+         read_file to check the current text, or search_files to find it{}",
+        hint.as_ref().map_or_else(String::new, |hint| format!(
+            "\n\nThe closest lines (did you mean one of these?):\n{hint}"
+        ))
     )]
     TextNotFound { path: String, hint: Option<String> },
     /// `old_string` occurs `count` times and `replace_all` was false.
@@ -105,6 +108,65 @@ pub enum FileError {
         limit_text()
     )]
     ResultTooLarge { path: String, count: u64, size: u64 },
+    /// `old_string` and `new_string` both carry `\'` or `\"` that the
+    /// matched text of the file does not: a tool-call escaping artifact.
+    #[error(
+        "Nothing was changed in {path}: old_string and new_string contain {sequence} \
+         but the matching text in the file does not. The backslash is most likely \
+         an escaping mistake; read the file again and send the quotes without it"
+    )]
+    EscapeDrift { path: String, sequence: String },
+    /// The fuzzy search for `old_string` needed more comparisons than allowed.
+    #[error(
+        "Gave up looking for old_string in {path}: no exact match, and the fuzzy \
+         search would take too long for a file and old_string this large. Give a \
+         shorter old_string copied exactly from the file (read_file shows it)"
+    )]
+    MatchTooComplex { path: String },
+    /// `patch` was given an unknown `mode`.
+    #[error(
+        "Unknown mode {mode:?}: use \"replace\" (old_string/new_string) or \"patch\" (a V4A patch)"
+    )]
+    UnknownMode { mode: String },
+    /// A required argument of the chosen `mode` is missing.
+    #[error("{what}")]
+    MissingArgument { what: &'static str },
+    /// A V4A header path climbs out with `..`.
+    #[error(
+        "The patch names {path:?}, which contains a '..' component. Name files in \
+         patch headers by a path from the working directory without '..', or by \
+         an absolute path"
+    )]
+    PatchTraversal { path: String },
+    /// The V4A patch does not parse.
+    #[error("Could not parse the patch: {message}")]
+    PatchParse { message: String },
+    /// Checking the V4A patch failed; nothing was written.
+    #[error(
+        "The patch was not applied and no file was changed:{}",
+        errors.iter().map(|e| format!("\n  - {e}")).collect::<String>()
+    )]
+    PatchInvalid { errors: Vec<String> },
+    /// Some V4A operations failed after others were done.
+    #[error(
+        "The patch was applied only in part (check the files, e.g. with git diff). \
+         Done: {done}. Failed:{}",
+        errors.iter().map(|e| format!("\n  - {e}")).collect::<String>()
+    )]
+    PatchPartial { errors: Vec<String>, done: String },
+    /// Content for a `.json`, `.yaml`/`.yml` or `.toml` file does not parse.
+    #[error(
+        "Refused to write {path}: the content is not valid {format} ({message}, \
+         line {line}, column {column}). Nothing was written or changed; fix the \
+         content and write it again"
+    )]
+    InvalidSyntax {
+        path: String,
+        format: &'static str,
+        message: String,
+        line: u64,
+        column: u64,
+    },
 }
 
 /// The names [`FileError::FileNotFound`] suggests, as its message ends.

@@ -13,8 +13,8 @@
 
 use super::seqmatch::{self, Budget, Exhausted, Matcher, Op};
 
-/// Comparison steps one edit may take (a few seconds at worst).
-pub const MATCH_BUDGET: u64 = 50_000_000;
+/// Comparison steps one edit may take (about a second at worst).
+pub const MATCH_BUDGET: u64 = 20_000_000;
 
 /// How many lines a closest-lines hint may score before it stops looking.
 const HINT_MAX_LINES: usize = 100_000;
@@ -118,13 +118,32 @@ pub fn find_and_replace(
     replace_all: bool,
     max_len: u64,
 ) -> Result<Replaced, MatchError> {
+    find_and_replace_within(
+        content,
+        old,
+        new,
+        replace_all,
+        max_len,
+        &mut Budget::new(MATCH_BUDGET),
+    )
+}
+
+/// [`find_and_replace`] paying from a budget the caller holds (a V4A
+/// patch shares one among its hunks).
+pub fn find_and_replace_within(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    max_len: u64,
+    budget: &mut Budget,
+) -> Result<Replaced, MatchError> {
     if old.is_empty() {
         return Err(MatchError::EmptyOld);
     }
     if old == new {
         return Err(MatchError::Identical);
     }
-    let mut budget = Budget::new(MATCH_BUDGET);
     let too_complex = |_: Exhausted| MatchError::TooComplex;
     // Exact matches are counted and replaced without holding their
     // positions (a file of a million one-letter matches stays cheap).
@@ -155,24 +174,22 @@ pub fn find_and_replace(
         });
     }
     for strategy in Strategy::CHAIN.into_iter().skip(1) {
-        let spans = strategy
-            .find(content, old, &mut budget)
-            .map_err(too_complex)?;
+        let spans = strategy.find(content, old, budget).map_err(too_complex)?;
         if spans.is_empty() {
             continue;
         }
         if spans.len() > 1 && !replace_all {
             return Err(MatchError::Ambiguous { count: spans.len() });
         }
-        if let Some(sequence) = escape_drift(content, &spans, old, new, &mut budget)? {
+        if let Some(sequence) = escape_drift(content, &spans, old, new, budget)? {
             return Err(MatchError::EscapeDrift { sequence });
         }
         let holds = |c: char| spans.iter().any(|&(s, e)| content[s..e].contains(c));
         let mut replacement = unescape_controls(new, holds);
         if strategy == Strategy::UnicodeNormalized && spans.len() == 1 {
             let (s, e) = spans[0];
-            replacement = keep_unicode(&content[s..e], old, &replacement, &mut budget)
-                .map_err(too_complex)?;
+            replacement =
+                keep_unicode(&content[s..e], old, &replacement, budget).map_err(too_complex)?;
         }
         let out = apply(content, &spans, &replacement, old, max_len)?;
         return Ok(Replaced {
@@ -182,7 +199,7 @@ pub fn find_and_replace(
         });
     }
     Err(MatchError::NotFound {
-        hint: closest_lines(old, content, &mut budget),
+        hint: closest_lines(old, content, budget),
     })
 }
 

@@ -1,58 +1,96 @@
-//! `patch`: an exact find-and-replace in a file, returning a unified diff.
+//! `patch`: edits files in place and shows the diff, in two modes.
 //!
-//! `patch` and `write_file` refuse files and results over
-//! [`MAX_EDIT_FILE_BYTES`], the size of a replacement being computed before
-//! it is built; the diff is built in one forward pass and kept to
-//! [`MAX_DIFF_CHARS`].
+//! - `replace`: `old_string` found by the matching chain of [`fuzzy`]
+//!   (exact first, then forgiving indentation, white space, escapes,
+//!   typographic characters and a few changed lines) and replaced by
+//!   `new_string`, once, or everywhere with `replace_all`.
+//! - `patch`: a V4A multi-file patch ([`v4a`]).
+//!
+//! Every file written goes through the write guard the caller passes in
+//! (one per path, before anything is read or parsed) and through
+//! [`write_text`], so it is checked, written atomically and keeps its line
+//! endings and byte order mark as `write_file` does. Files and results over
+//! [`MAX_EDIT_FILE_BYTES`] are refused; diffs come from [`diff`] and are
+//! kept to [`MAX_DIFF_CHARS`].
 
+use std::fs;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::common::{display, resolve, MAX_EDIT_FILE_BYTES};
+use super::common::{display, MAX_EDIT_FILE_BYTES};
+use super::diff;
+pub use super::diff::MAX_DIFF_CHARS;
 use super::error::FileError;
-use super::fsguard::open_text_file;
-use super::write::atomic_write;
+use super::fsguard::{open_text_file, real_write_path, special_kind, special_location};
+use super::fuzzy::{self, MatchError};
+use super::v4a;
+use super::write::{line_ending, with_endings, write_text, BOM};
 
-/// Characters of diff preview that `patch` returns before cutting it.
-pub const MAX_DIFF_CHARS: usize = 8000;
-/// Lines of unchanged context around each change in a diff.
-const DIFF_CONTEXT: usize = 3;
-
-/// The result of a find-and-replace edit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What `patch` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PatchOutput {
-    /// The path edited, resolved against the working directory.
-    pub resolved_path: String,
-    /// How many occurrences were replaced.
-    pub replacements: u64,
-    /// A unified diff of the change (cut after [`MAX_DIFF_CHARS`] characters).
+    /// Always true: a failed patch is an error instead.
+    pub success: bool,
+    /// The file edited, when the patch edited one (resolved against the
+    /// working directory).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_path: Option<String>,
+    /// How many occurrences were replaced (`replace` mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replacements: Option<u64>,
+    /// The matching strategy that found `old_string`, when it was not an
+    /// exact match (`replace` mode), e.g. `line_trimmed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub match_strategy: Option<&'static str>,
+    /// A unified diff of the change (cut after [`MAX_DIFF_CHARS`]
+    /// characters); absent when the file came out unchanged.
+    #[serde(skip_serializing_if = "String::is_empty")]
     pub diff: String,
+    /// The files the patch named, resolved.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_modified: Vec<String>,
+    /// Files a V4A patch added.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_created: Vec<String>,
+    /// Files a V4A patch deleted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files_deleted: Vec<String>,
+    /// Set when a file changed since this session last read it.
+    #[serde(rename = "_warning", skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
-/// Replaces `old_string` with `new_string` in a file, exactly (no fuzzy
-/// matching). Without `replace_all`, `old_string` must occur exactly once.
-/// The file is rewritten atomically and a unified diff is returned.
-///
-/// A file over [`MAX_EDIT_FILE_BYTES`] is refused, and so is a replacement
-/// whose result would be: its size (file size plus occurrences times the
-/// size difference) is computed before anything is built.
-pub fn patch(
-    base: &Path,
-    path: &str,
-    old_string: &str,
-    new_string: &str,
-    replace_all: bool,
-) -> Result<PatchOutput, FileError> {
-    let full = resolve(base, path)?;
-    if old_string.is_empty() {
-        return Err(FileError::EmptyOldString);
+/// Checks that a path may be written and gives its full path.
+pub type WriteGuard<'g> = &'g dyn Fn(&str) -> Result<PathBuf, FileError>;
+
+/// The words for a matching failure that is not a plain "not found".
+pub(super) fn match_error_text(e: &MatchError) -> String {
+    match e {
+        MatchError::EmptyOld => FileError::EmptyOldString.to_string(),
+        MatchError::Identical => FileError::NoChange.to_string(),
+        MatchError::Ambiguous { count } => format!(
+            "the lines to replace occur {count} times; include more context to make them unique"
+        ),
+        MatchError::EscapeDrift { sequence } => format!(
+            "the lines carry {sequence} that the file does not (an escaping mistake; \
+             send the quotes without the backslash)"
+        ),
+        MatchError::NotFound { .. } => "the lines to replace were not found".to_owned(),
+        MatchError::TooComplex => {
+            "the fuzzy search for the lines would take too long; copy them exactly".to_owned()
+        }
+        MatchError::TooLarge { size, .. } => {
+            format!("the result would be {size} bytes, over the {MAX_EDIT_FILE_BYTES}-byte limit")
+        }
     }
-    if old_string == new_string {
-        return Err(FileError::NoChange);
-    }
-    let (file, size, real) = open_text_file(&full, path)?;
+}
+
+/// Reads a file to edit as text: a regular UTF-8 file within
+/// [`MAX_EDIT_FILE_BYTES`].
+fn read_text(full: &Path, path: &str) -> Result<String, FileError> {
+    let (file, size, _real) = open_text_file(full, path)?;
     let too_large = |size: u64| FileError::FileTooLarge {
         path: path.to_owned(),
         size,
@@ -68,457 +106,238 @@ pub fn patch(
     if bytes.len() as u64 > MAX_EDIT_FILE_BYTES {
         return Err(too_large(bytes.len() as u64));
     }
-    let old = String::from_utf8(bytes).map_err(|_| FileError::NotUtf8 {
+    String::from_utf8(bytes).map_err(|_| FileError::NotUtf8 {
         path: path.to_owned(),
-    })?;
-
-    let count = old.matches(old_string).count() as u64;
-    if count == 0 {
-        return Err(FileError::TextNotFound {
-            path: path.to_owned(),
-            hint: not_found_hint(&old, old_string),
-        });
-    }
-    if count > 1 && !replace_all {
-        return Err(FileError::NotUnique {
-            path: path.to_owned(),
-            count,
-        });
-    }
-    let new_size = (old.len() as u64)
-        .saturating_sub(count.saturating_mul(old_string.len() as u64))
-        .saturating_add(count.saturating_mul(new_string.len() as u64));
-    if new_size > MAX_EDIT_FILE_BYTES {
-        return Err(FileError::ResultTooLarge {
-            path: path.to_owned(),
-            count,
-            size: new_size,
-        });
-    }
-    let mut new = String::with_capacity(new_size as usize);
-    let mut copied = 0;
-    for (site, _) in old.match_indices(old_string) {
-        new.push_str(&old[copied..site]);
-        new.push_str(new_string);
-        copied = site + old_string.len();
-    }
-    new.push_str(&old[copied..]);
-    atomic_write(&real, new.as_bytes(), path)?;
-    let diff = unified_diff(&old, &new, old_string, new_string, path);
-    Ok(PatchOutput {
-        resolved_path: display(&full),
-        replacements: count,
-        diff,
     })
 }
 
-/// A cheap guess at why `needle` was not found, if one applies.
-fn not_found_hint(haystack: &str, needle: &str) -> Option<String> {
-    if needle.contains('\n') && !needle.contains("\r\n") && haystack.contains("\r\n") {
-        let crlf = needle.replace('\n', "\r\n");
-        if haystack.contains(&crlf) {
-            return Some(
-                "The file uses CRLF (\\r\\n) line endings; write old_string and \
-                 new_string with \\r\\n"
-                    .to_owned(),
-            );
-        }
+/// `replace` mode (see the module comment). The byte order mark is set
+/// aside while matching, and the result takes the line ending the file's
+/// start uses throughout (the model's `\n` in a CRLF file become `\r\n`).
+pub fn patch_replace(
+    guard: WriteGuard<'_>,
+    path: &str,
+    old_string: &str,
+    new_string: &str,
+    replace_all: bool,
+) -> Result<PatchOutput, FileError> {
+    let full = guard(path)?;
+    if old_string.is_empty() {
+        return Err(FileError::EmptyOldString);
     }
-    let trimmed = needle.trim();
-    if !trimmed.is_empty() && trimmed != needle && haystack.contains(trimmed) {
-        return Some(
-            "The text occurs without the leading or trailing white space given in old_string"
-                .to_owned(),
-        );
+    if old_string == new_string {
+        return Err(FileError::NoChange);
     }
-    None
-}
-
-// The diff is built in one forward pass over the old and the new text:
-// memory is a few counters and the shown text, time is linear in the file
-// (several replacements on one long line cost no rescans of it). Each
-// helper below moves forward only; asked for an earlier position it starts
-// over from the beginning, so a wrong order costs time, never a wrong answer.
-// A general line differ (`similar`, with its deadline) was tried here and
-// kept out: its line tables of both texts come before any deadline, 448 MB
-// for a one-line change at the end of a 10 Mi-line file (within the input
-// cap; 38 MB here). The replacement sites already say which lines changed.
-
-fn count_newlines(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b == b'\n').count()
-}
-
-/// Lines in `text`, as `split_inclusive('\n')` counts them.
-fn line_count(text: &str) -> usize {
-    count_newlines(text.as_bytes()) + usize::from(!text.is_empty() && !text.ends_with('\n'))
-}
-
-/// The start of the line holding a byte position.
-#[derive(Clone)]
-struct LineStart<'a> {
-    text: &'a [u8],
-    scanned: usize,
-    start: usize,
-}
-
-impl<'a> LineStart<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text: text.as_bytes(),
-            scanned: 0,
-            start: 0,
-        }
+    let text = read_text(&full, path)?;
+    let old = text.strip_prefix(BOM).unwrap_or(&text);
+    let replaced = fuzzy::find_and_replace(
+        old,
+        old_string,
+        new_string,
+        replace_all,
+        MAX_EDIT_FILE_BYTES,
+    )
+    .map_err(|e| match e {
+        MatchError::EmptyOld => FileError::EmptyOldString,
+        MatchError::Identical => FileError::NoChange,
+        MatchError::Ambiguous { count } => FileError::NotUnique {
+            path: path.to_owned(),
+            count: count as u64,
+        },
+        MatchError::EscapeDrift { sequence } => FileError::EscapeDrift {
+            path: path.to_owned(),
+            sequence: sequence.to_owned(),
+        },
+        MatchError::NotFound { hint } => FileError::TextNotFound {
+            path: path.to_owned(),
+            hint,
+        },
+        MatchError::TooComplex => FileError::MatchTooComplex {
+            path: path.to_owned(),
+        },
+        MatchError::TooLarge { count, size } => FileError::ResultTooLarge {
+            path: path.to_owned(),
+            count: count as u64,
+            size,
+        },
+    })?;
+    let new = match line_ending(old) {
+        Some(ending) => with_endings(&replaced.content, ending).into_owned(),
+        None => replaced.content,
+    };
+    if new.len() as u64 > MAX_EDIT_FILE_BYTES {
+        return Err(FileError::ResultTooLarge {
+            path: path.to_owned(),
+            count: replaced.count as u64,
+            size: new.len() as u64,
+        });
     }
-
-    fn of(&mut self, pos: usize) -> usize {
-        let pos = pos.min(self.text.len());
-        if pos < self.scanned {
-            (self.scanned, self.start) = (0, 0);
-        }
-        if let Some(i) = self.text[self.scanned..pos]
-            .iter()
-            .rposition(|&b| b == b'\n')
-        {
-            self.start = self.scanned + i + 1;
-        }
-        self.scanned = pos;
-        self.start
-    }
+    // Written without the mark: the write puts the file's mark back, and
+    // checks the syntax of what the model meant.
+    write_text(&full, path, &new)?;
+    let shown = display(&full);
+    Ok(PatchOutput {
+        success: true,
+        resolved_path: Some(shown.clone()),
+        replacements: Some(replaced.count as u64),
+        match_strategy: (replaced.strategy != fuzzy::Strategy::Exact)
+            .then(|| replaced.strategy.name()),
+        diff: diff::unified(old, &new, path),
+        files_modified: vec![shown],
+        ..PatchOutput::default()
+    })
 }
 
-/// The end of the line holding a byte position: just after its `\n`, or
-/// the end of the text.
-#[derive(Clone)]
-struct LineEnd<'a> {
-    text: &'a [u8],
-    from: usize,
-    end: usize,
+/// Whether a path has a `..` component.
+fn climbs(path: &str) -> bool {
+    Path::new(path)
+        .components()
+        .any(|c| matches!(c, Component::ParentDir))
 }
 
-impl<'a> LineEnd<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text: text.as_bytes(),
-            from: 0,
-            end: 0,
-        }
-    }
-
-    fn of(&mut self, pos: usize) -> usize {
-        let pos = pos.min(self.text.len());
-        if pos < self.from || pos >= self.end {
-            self.from = pos;
-            self.end = self.text[pos..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(self.text.len(), |i| pos + i + 1);
-        }
-        self.end
-    }
+/// The file system of a V4A patch: every path through the guard.
+struct GuardedFiles<'g> {
+    guard: WriteGuard<'g>,
 }
 
-/// The index of the line starting at a byte position, or the line count at
-/// the end of the text.
-#[derive(Clone)]
-struct LineIndex<'a> {
-    text: &'a [u8],
-    pos: usize,
-    line: usize,
-    count: usize,
-}
-
-impl<'a> LineIndex<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text: text.as_bytes(),
-            pos: 0,
-            line: 0,
-            count: line_count(text),
-        }
+impl GuardedFiles<'_> {
+    fn full(&self, path: &str) -> Result<PathBuf, String> {
+        (self.guard)(path).map_err(|e| e.to_string())
     }
 
-    fn of(&mut self, pos: usize) -> usize {
-        if pos >= self.text.len() {
-            return self.count;
-        }
-        if pos < self.pos {
-            (self.pos, self.line) = (0, 0);
-        }
-        self.line += count_newlines(&self.text[self.pos..pos]);
-        self.pos = pos;
-        self.line
-    }
-}
-
-/// Hands out whole lines (with their `\n`) by index.
-struct LineWalk<'a> {
-    text: &'a str,
-    rest: std::str::SplitInclusive<'a, char>,
-    next: usize,
-}
-
-impl<'a> LineWalk<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text,
-            rest: text.split_inclusive('\n'),
-            next: 0,
-        }
-    }
-
-    /// Calls `each` with lines `from..to` (0-based) that exist.
-    fn each(&mut self, from: usize, to: usize, mut each: impl FnMut(&'a str)) {
-        if from < self.next {
-            self.rest = self.text.split_inclusive('\n');
-            self.next = 0;
-        }
-        while self.next < from {
-            if self.rest.next().is_none() {
-                return;
+    /// The real path of an existing regular file to remove or move.
+    fn existing(&self, path: &str, action: &'static str) -> Result<PathBuf, String> {
+        let full = self.full(path)?;
+        let real =
+            real_write_path(&full).map_err(|e| FileError::from_io(&e, path, action).to_string())?;
+        if let Some(reason) = special_location(&real) {
+            return Err(FileError::Special {
+                path: path.to_owned(),
+                action,
+                reason,
             }
-            self.next += 1;
+            .to_string());
         }
-        while self.next < to {
-            let Some(line) = self.rest.next() else {
-                return;
+        let meta = fs::symlink_metadata(&full)
+            .map_err(|e| FileError::from_io(&e, path, action).to_string())?;
+        if meta.is_dir() {
+            return Err(FileError::IsDirectory {
+                path: path.to_owned(),
+            }
+            .to_string());
+        }
+        if let Some(kind) = special_kind(&meta) {
+            return Err(FileError::Special {
+                path: path.to_owned(),
+                action,
+                reason: format!("it is {kind}, not a regular file"),
+            }
+            .to_string());
+        }
+        Ok(full)
+    }
+}
+
+impl v4a::Files for GuardedFiles<'_> {
+    fn read(&mut self, path: &str) -> Result<String, String> {
+        let full = self.full(path)?;
+        read_text(&full, path).map_err(|e| e.to_string())
+    }
+
+    fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
+        let full = self.full(path)?;
+        write_text(&full, path, content)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn delete(&mut self, path: &str) -> Result<(), String> {
+        // A symlink is removed itself, not its target.
+        let full = self.existing(path, "delete")?;
+        fs::remove_file(&full).map_err(|e| FileError::from_io(&e, path, "delete").to_string())
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), String> {
+        let source = self.existing(from, "move")?;
+        let dest = self.full(to)?;
+        let real =
+            real_write_path(&dest).map_err(|e| FileError::from_io(&e, to, "move").to_string())?;
+        if let Some(reason) = special_location(&real) {
+            return Err(FileError::Special {
+                path: to.to_owned(),
+                action: "move",
+                reason,
+            }
+            .to_string());
+        }
+        if fs::symlink_metadata(&dest).is_ok() {
+            return Err(format!("{to} already exists; nothing was moved onto it"));
+        }
+        if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            fs::create_dir_all(parent).map_err(|e| {
+                FileError::from_io(&e, to, "create the parent directories of").to_string()
+            })?;
+        }
+        fs::rename(&source, &dest).map_err(|e| FileError::from_io(&e, from, "move").to_string())
+    }
+}
+
+/// `patch` mode: applies a V4A patch. Every path its headers name (both
+/// ends of a move) must be free of `..` and pass the guard before the
+/// patch is even parsed; then it is checked whole, and applied only if
+/// every operation would succeed.
+pub fn patch_v4a(guard: WriteGuard<'_>, patch: &str) -> Result<PatchOutput, FileError> {
+    let mut resolved: Vec<String> = Vec::new();
+    for path in v4a::header_paths(patch) {
+        if climbs(&path) {
+            return Err(FileError::PatchTraversal { path });
+        }
+        let shown = display(&guard(&path)?);
+        if !resolved.contains(&shown) {
+            resolved.push(shown);
+        }
+    }
+    let ops = v4a::parse(patch).map_err(|message| FileError::PatchParse { message })?;
+    let mut files = GuardedFiles { guard };
+    match v4a::apply(&ops, &mut files, MAX_EDIT_FILE_BYTES) {
+        Ok(done) => Ok(PatchOutput {
+            success: true,
+            resolved_path: (resolved.len() == 1).then(|| resolved[0].clone()),
+            diff: cut_diff(done.diff),
+            files_modified: resolved,
+            files_created: done.created,
+            files_deleted: done.deleted,
+            ..PatchOutput::default()
+        }),
+        Err(v4a::Failure::Invalid(errors)) => Err(FileError::PatchInvalid { errors }),
+        Err(v4a::Failure::Partial { errors, done }) => {
+            let mut parts: Vec<String> = Vec::new();
+            for (what, list) in [
+                ("modified", &done.modified),
+                ("created", &done.created),
+                ("deleted", &done.deleted),
+            ] {
+                if !list.is_empty() {
+                    parts.push(format!("{what} {}", list.join(", ")));
+                }
+            }
+            let done = if parts.is_empty() {
+                "nothing".to_owned()
+            } else {
+                parts.join("; ")
             };
-            each(line);
-            self.next += 1;
+            Err(FileError::PatchPartial { errors, done })
         }
     }
 }
 
-/// A changed run of lines: old lines `old.0..old.1`, new lines `new.0..new.1`.
-#[derive(Debug, Clone, Copy)]
-struct Change {
-    old: (usize, usize),
-    new: (usize, usize),
-}
-
-/// The changes of a replace-all, in order, found from the replacement
-/// sites without a general diff algorithm: each site changes the whole
-/// lines it touches, and sites sharing or touching a line make one change.
-#[derive(Clone)]
-struct Changes<'a> {
-    old: &'a str,
-    new: &'a str,
-    old_len: usize,
-    new_len: usize,
-    old_ends_line: bool,
-    sites: std::iter::Peekable<std::str::MatchIndices<'a, &'a str>>,
-    /// Sites looked at so far.
-    seen: usize,
-    /// Sites in the changes returned so far.
-    done: usize,
-    starts: LineStart<'a>,
-    ends: LineEnd<'a>,
-    old_index: LineIndex<'a>,
-    new_index: LineIndex<'a>,
-}
-
-impl<'a> Changes<'a> {
-    fn new(old: &'a str, new: &'a str, old_string: &'a str, new_string: &str) -> Self {
-        Self {
-            old,
-            new,
-            old_len: old_string.len(),
-            new_len: new_string.len(),
-            old_ends_line: old_string.ends_with('\n'),
-            sites: old.match_indices(old_string).peekable(),
-            seen: 0,
-            done: 0,
-            starts: LineStart::new(old),
-            ends: LineEnd::new(old),
-            old_index: LineIndex::new(old),
-            new_index: LineIndex::new(new),
+/// The diffs of a multi-file patch, cut to [`MAX_DIFF_CHARS`] in all.
+fn cut_diff(diff: String) -> String {
+    match diff.char_indices().nth(MAX_DIFF_CHARS) {
+        None => diff,
+        Some((at, _)) => {
+            let rest = diff[at..].lines().count();
+            format!("{}\n... [diff truncated, {rest} more lines]\n", &diff[..at])
         }
-    }
-
-    /// Where text at old position `pos` is in the new text, with `n`
-    /// replacements before it.
-    fn shift(&self, pos: usize, n: usize) -> usize {
-        (pos + n * self.new_len).saturating_sub(n * self.old_len)
-    }
-
-    /// The byte span of whole old lines touched by the site at `site`. It
-    /// ends right after the site only when both the old and the new text
-    /// end a line there; otherwise it runs to the end of the line the site
-    /// ends in.
-    fn span(&mut self, site: usize) -> (usize, usize) {
-        self.seen += 1;
-        let start = self.starts.of(site);
-        let after = site + self.old_len;
-        let new_after = self.shift(after, self.seen);
-        let new_ends_line =
-            new_after == 0 || self.new.as_bytes().get(new_after - 1) == Some(&b'\n');
-        let clean = after >= self.old.len() || (self.old_ends_line && new_ends_line);
-        let end = if clean {
-            after.min(self.old.len())
-        } else {
-            self.ends.of(after)
-        };
-        (start, end)
-    }
-}
-
-impl Iterator for Changes<'_> {
-    type Item = Change;
-
-    fn next(&mut self) -> Option<Change> {
-        let (site, _) = self.sites.next()?;
-        let (start, mut end) = self.span(site);
-        let mut count = 1;
-        while let Some(&(next, _)) = self.sites.peek() {
-            if self.starts.of(next) > end {
-                break;
-            }
-            self.sites.next();
-            end = end.max(self.span(next).1);
-            count += 1;
-        }
-        // Text outside the sites is unchanged, so a position moves by the
-        // size difference of the replacements before it.
-        let new_start = self.shift(start, self.done);
-        self.done += count;
-        let new_end = self.shift(end, self.done);
-        Some(Change {
-            old: (self.old_index.of(start), self.old_index.of(end)),
-            new: (self.new_index.of(new_start), self.new_index.of(new_end)),
-        })
-    }
-}
-
-/// Collects diff lines up to [`MAX_DIFF_CHARS`] characters and counts the
-/// lines after the first that did not fit.
-#[derive(Default)]
-struct DiffSink {
-    out: String,
-    chars: usize,
-    cut_lines: usize,
-}
-
-impl DiffSink {
-    /// One line, given in parts that end with its `\n`.
-    fn line(&mut self, parts: &[&str]) {
-        if self.cut_lines == 0 {
-            let n: usize = parts.iter().map(|p| p.chars().count()).sum();
-            if self.chars + n <= MAX_DIFF_CHARS {
-                parts.iter().for_each(|p| self.out.push_str(p));
-                self.chars += n;
-                return;
-            }
-        }
-        self.cut_lines += 1;
-    }
-
-    /// A line of the file, marked ` `, `-` or `+`.
-    fn file_line(&mut self, mark: &str, line: &str) {
-        if line.ends_with('\n') {
-            self.line(&[mark, line]);
-        } else {
-            self.line(&[mark, line, "\n"]);
-            self.line(&["\\ No newline at end of file\n"]);
-        }
-    }
-
-    fn finish(mut self) -> String {
-        if self.cut_lines > 0 {
-            self.out.push_str(&format!(
-                "... [diff truncated, {} more lines]\n",
-                self.cut_lines
-            ));
-        }
-        self.out
-    }
-}
-
-/// A unified diff of replacing every `old_string` in `old` by `new_string`
-/// (giving `new`), with [`DIFF_CONTEXT`] lines of context, cut after
-/// [`MAX_DIFF_CHARS`] characters.
-fn unified_diff(old: &str, new: &str, old_string: &str, new_string: &str, name: &str) -> String {
-    let changes = Changes::new(old, new, old_string, new_string);
-    let (old_count, new_count) = (line_count(old), line_count(new));
-    let mut sink = DiffSink::default();
-    sink.line(&["--- a/", name, "\n"]);
-    sink.line(&["+++ b/", name, "\n"]);
-    let (mut old_lines, mut new_lines) = (LineWalk::new(old), LineWalk::new(new));
-    // One pass finds where each hunk ends (its header needs that), a second
-    // one, behind it, prints the hunk.
-    let mut ahead = changes.clone().peekable();
-    let mut body = changes;
-    while let Some(first) = ahead.next() {
-        // Changes whose context windows touch share one hunk.
-        let (mut last, mut n) = (first, 1);
-        while let Some(next) = ahead.next_if(|c| c.old.0 <= last.old.1 + 2 * DIFF_CONTEXT) {
-            last = next;
-            n += 1;
-        }
-        let before = first.old.0.min(first.new.0).min(DIFF_CONTEXT);
-        let after = old_count
-            .saturating_sub(last.old.1)
-            .min(new_count.saturating_sub(last.new.1))
-            .min(DIFF_CONTEXT);
-        let (old_from, old_to) = (first.old.0 - before, last.old.1 + after);
-        let (new_from, new_to) = (first.new.0 - before, last.new.1 + after);
-        sink.line(&[&format!(
-            "@@ -{} +{} @@\n",
-            hunk_range(old_from, old_to),
-            hunk_range(new_from, new_to)
-        )]);
-        let mut cursor = old_from;
-        for change in body.by_ref().take(n) {
-            old_lines.each(cursor, change.old.0, |l| sink.file_line(" ", l));
-            old_lines.each(change.old.0, change.old.1, |l| sink.file_line("-", l));
-            new_lines.each(change.new.0, change.new.1, |l| sink.file_line("+", l));
-            cursor = change.old.1;
-        }
-        old_lines.each(cursor, old_to, |l| sink.file_line(" ", l));
-    }
-    sink.finish()
-}
-
-/// A unified-diff range for lines `from..to` (0-based), in the usual
-/// `start,count` form: `start` alone when the count is 1, and the line
-/// before when the count is 0.
-fn hunk_range(from: usize, to: usize) -> String {
-    match to.saturating_sub(from) {
-        1 => format!("{}", from + 1),
-        0 => format!("{from},0"),
-        n => format!("{},{n}", from + 1),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_helpers() {
-        assert_eq!(line_count(""), 0);
-        assert_eq!(line_count("a\nb\n"), 2);
-        assert_eq!(line_count("a\nb"), 2);
-        let text = "ab\ncd\nef";
-        let mut starts = LineStart::new(text);
-        assert_eq!([0, 2, 3, 5, 6, 8].map(|p| starts.of(p)), [0, 0, 3, 3, 6, 6]);
-        // Asked for an earlier position, it starts over.
-        assert_eq!(starts.of(1), 0);
-        let mut ends = LineEnd::new(text);
-        assert_eq!([0, 1, 2, 3, 6, 8].map(|p| ends.of(p)), [3, 3, 3, 6, 8, 8]);
-        assert_eq!(ends.of(0), 3);
-        let mut index = LineIndex::new(text);
-        assert_eq!([0, 3, 6, 8].map(|p| index.of(p)), [0, 1, 2, 3]);
-        assert_eq!(index.of(3), 1);
-        let mut walk = LineWalk::new(text);
-        let mut seen = Vec::new();
-        walk.each(1, 9, |l| seen.push(l));
-        walk.each(0, 1, |l| seen.push(l));
-        assert_eq!(seen, ["cd\n", "ef", "ab\n"]);
-    }
-
-    #[test]
-    fn hunk_ranges() {
-        assert_eq!(hunk_range(0, 1), "1");
-        assert_eq!(hunk_range(2, 2), "2,0");
-        assert_eq!(hunk_range(0, 3), "1,3");
     }
 }

@@ -4,15 +4,32 @@ use std::fs;
 
 use super::common::MAX_EDIT_FILE_BYTES;
 use super::error::FileError;
-use super::patch::patch;
+use super::patch::{patch_replace, PatchOutput};
 use super::test_util::*;
+
+/// `patch` in mode replace on `base`, unguarded.
+pub(super) fn patch(
+    base: &std::path::Path,
+    path: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Result<PatchOutput, FileError> {
+    patch_replace(
+        &|p: &str| super::common::resolve(base, p),
+        path,
+        old,
+        new,
+        replace_all,
+    )
+}
 
 #[test]
 fn patch_replaces_once_with_diff() {
     let dir = tmp();
     put(dir.path(), "x.txt", "héllo\nworld\nagain\n");
     let out = patch(dir.path(), "x.txt", "world", "there", false).unwrap();
-    assert_eq!(out.replacements, 1);
+    assert_eq!(out.replacements, Some(1));
     assert_eq!(
         fs::read_to_string(dir.path().join("x.txt")).unwrap(),
         "héllo\nthere\nagain\n"
@@ -36,7 +53,7 @@ fn patch_diff_has_separate_hunks_and_context() {
     );
     put(dir.path(), "g.txt", "a\nX\nb\nc\nd\ne\nf\ng\nh\ni\nX\nj\n");
     let out = patch(dir.path(), "g.txt", "X", "Y", true).unwrap();
-    assert_eq!(out.replacements, 2);
+    assert_eq!(out.replacements, Some(2));
     assert_eq!(out.diff.matches("@@ -").count(), 2, "{}", out.diff);
     assert!(
         out.diff.contains("@@ -1,5 +1,5 @@\n a\n-X\n+Y\n b\n"),
@@ -66,11 +83,16 @@ fn patch_text_not_found() {
 }
 
 #[test]
-fn patch_not_found_hints_at_crlf() {
+fn patch_keeps_crlf_line_endings() {
     let dir = tmp();
-    put(dir.path(), "w.txt", "one\r\ntwo\r\n");
-    let err = patch(dir.path(), "w.txt", "one\ntwo", "x", false).unwrap_err();
-    assert!(err.to_string().contains("CRLF"), "{err}");
+    put(dir.path(), "w.txt", "one\r\ntwo\r\nthree\r\n");
+    // The model writes \n; the file keeps its \r\n (the reference's result).
+    let out = patch(dir.path(), "w.txt", "one\ntwo", "1\n2", false).unwrap();
+    assert_eq!(out.match_strategy, Some("line_trimmed"));
+    assert_eq!(
+        fs::read_to_string(dir.path().join("w.txt")).unwrap(),
+        "1\r\n2\r\nthree\r\n"
+    );
 }
 
 #[test]
@@ -102,7 +124,7 @@ fn patch_replace_all() {
     let dir = tmp();
     put(dir.path(), "dup.txt", "a foo b foo c foo\nfoo\n");
     let out = patch(dir.path(), "dup.txt", "foo", "bar", true).unwrap();
-    assert_eq!(out.replacements, 4);
+    assert_eq!(out.replacements, Some(4));
     assert_eq!(
         fs::read_to_string(dir.path().join("dup.txt")).unwrap(),
         "a bar b bar c bar\nbar\n"
@@ -118,7 +140,7 @@ fn patch_unicode() {
     let dir = tmp();
     put(dir.path(), "u.txt", "名前: 日本 😀\nnext\n");
     let out = patch(dir.path(), "u.txt", "日本 😀", "中文 🎉", false).unwrap();
-    assert_eq!(out.replacements, 1);
+    assert_eq!(out.replacements, Some(1));
     assert_eq!(
         fs::read_to_string(dir.path().join("u.txt")).unwrap(),
         "名前: 中文 🎉\nnext\n"
@@ -218,7 +240,7 @@ fn patch_refuses_a_replacement_too_large_before_building_it() {
     let new_string = "b".repeat(10 * 1024);
     put(dir.path(), "edge.txt", "a".repeat(1024));
     let out = patch(dir.path(), "edge.txt", "a", &new_string, true).unwrap();
-    assert_eq!(out.replacements, 1024);
+    assert_eq!(out.replacements, Some(1024));
     let written = fs::metadata(dir.path().join("edge.txt")).unwrap().len();
     assert_eq!(written, MAX_EDIT_FILE_BYTES);
     put(dir.path(), "over.txt", format!("{}c", "a".repeat(1024)));
@@ -234,7 +256,7 @@ fn patch_diff_of_many_changes_is_cut_and_counts_the_rest() {
     let dir = tmp();
     put(dir.path(), "n.txt", "word\n".repeat(3000));
     let out = patch(dir.path(), "n.txt", "word", "term", true).unwrap();
-    assert_eq!(out.replacements, 3000);
+    assert_eq!(out.replacements, Some(3000));
     // Whole: 2 header lines, 1 hunk header, 3000 removed, 3000 added.
     let (shown, marker) = out.diff.trim_end().rsplit_once('\n').unwrap();
     let rest: usize = marker

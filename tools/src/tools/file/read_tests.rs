@@ -4,7 +4,7 @@ use std::fs;
 
 use super::common::LINE_CUT_MARKER;
 use super::error::FileError;
-use super::patch::patch;
+use super::patch_tests::patch;
 use super::read::{read_file, MAX_READ_CHARS};
 use super::test_util::*;
 

@@ -78,12 +78,15 @@ impl<'b> Matcher<'b> {
         (alo, ahi, blo, bhi): (usize, usize, usize, usize),
         budget: &mut Budget,
     ) -> Result<Block, Exhausted> {
+        budget.spend(1 + self.b.len() as u64 / 8)?;
         let (mut bi, mut bj, mut size) = (alo, blo, 0);
-        let mut run: HashMap<usize, usize> = HashMap::new();
-        let mut next: HashMap<usize, usize> = HashMap::new();
+        // Run lengths of common blocks ending at each `j`, for the previous
+        // `i` and this one; only the entries set are cleared again.
+        let mut run = vec![0usize; self.b.len()];
+        let mut next = vec![0usize; self.b.len()];
+        let (mut run_set, mut next_set): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
         for (i, c) in a.iter().enumerate().take(ahi).skip(alo) {
             budget.spend(1)?;
-            next.clear();
             if let Some(js) = self.positions.get(c) {
                 for &j in js {
                     if j < blo {
@@ -93,19 +96,20 @@ impl<'b> Matcher<'b> {
                         break;
                     }
                     budget.spend(1)?;
-                    let k = j
-                        .checked_sub(1)
-                        .and_then(|p| run.get(&p))
-                        .copied()
-                        .unwrap_or(0)
-                        + 1;
-                    next.insert(j, k);
+                    let k = if j > 0 { run[j - 1] } else { 0 } + 1;
+                    next[j] = k;
+                    next_set.push(j);
                     if k > size {
                         (bi, bj, size) = (i + 1 - k, j + 1 - k, k);
                     }
                 }
             }
+            for &j in &run_set {
+                run[j] = 0;
+            }
+            run_set.clear();
             std::mem::swap(&mut run, &mut next);
+            std::mem::swap(&mut run_set, &mut next_set);
         }
         while bi > alo && bj > blo && a[bi - 1] == self.b[bj - 1] {
             (bi, bj, size) = (bi - 1, bj - 1, size + 1);

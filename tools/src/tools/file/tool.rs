@@ -10,6 +10,7 @@
 //! says what went wrong and what to do next.
 
 mod common;
+mod diff;
 mod error;
 mod fsguard;
 mod fuzzy;
@@ -18,6 +19,8 @@ mod patch;
 mod read;
 mod search;
 mod seqmatch;
+mod stale;
+mod v4a;
 mod write;
 
 #[cfg(test)]
@@ -33,6 +36,8 @@ mod write_tests;
 
 use hermes_macros::hermes_tool;
 use hermes_runtime::ToolContext;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 /// Read a text file and return its lines numbered `N|text`, a page at a time.
 ///
@@ -48,10 +53,17 @@ pub fn read_file(
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
 ) -> Result<read::ReadFileOutput, error::FileError> {
-    read::read_file(ctx.cwd(), &path, offset, limit)
+    let out = read::read_file(ctx.cwd(), &path, offset, limit)?;
+    stale::note_read(ctx, &path);
+    Ok(out)
 }
 
 /// Write a text file, replacing its contents; missing parent folders are created.
+///
+/// Content for `.json`, `.yaml`/`.yml` and `.toml` files must parse, or
+/// nothing is written. An existing file keeps its CRLF line endings and
+/// byte order mark. If the file changed since you last read it, the write
+/// happens and the result warns.
 #[hermes_tool(toolset = "file", emoji = "✍️")]
 pub fn write_file(
     ctx: &ToolContext,
@@ -60,32 +72,98 @@ pub fn write_file(
     /// The complete new contents of the file.
     content: String,
 ) -> Result<write::WriteFileOutput, error::FileError> {
-    write::write_file(ctx.cwd(), &path, &content)
+    let warning = stale::warning(ctx, &path);
+    let mut out = write::write_file(ctx.cwd(), &path, &content)?;
+    stale::note_write(ctx, &path);
+    out.warning = warning;
+    Ok(out)
 }
 
-/// Replace exact text in a file and show the diff.
+/// How `patch` edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PatchMode {
+    /// Find `old_string` in `path` and replace it with `new_string`.
+    Replace,
+    /// Apply the V4A multi-file patch in `patch`.
+    Patch,
+}
+
+/// Targeted edits of files, returning a unified diff. Use it instead of
+/// sed or awk.
 ///
-/// `old_string` must occur exactly once unless `replace_all` is set; include
-/// enough surrounding lines to make it unique.
+/// Mode `replace` (the default) needs `path`, `old_string` and
+/// `new_string`: it finds `old_string` and puts `new_string` in its place.
+/// Matching forgives small differences (indentation, white space, escaped
+/// `\n`, typographic quotes, a changed line in a longer block) and keeps
+/// the file's indentation, line endings and byte order mark. `old_string`
+/// must match one place unless `replace_all` is set; include surrounding
+/// lines to make it unique.
+///
+/// Mode `patch` needs only `patch`, a V4A patch that can add, update,
+/// delete and move several files at once; nothing is written unless every
+/// part of it applies.
 #[hermes_tool(toolset = "file", emoji = "🩹")]
 pub fn patch(
     ctx: &ToolContext,
-    /// Path of the file, absolute or relative to the working directory.
-    path: String,
-    /// The exact text to find, white space included.
-    old_string: String,
-    /// The text to put in its place.
-    new_string: String,
-    /// Replace every occurrence instead of requiring exactly one (default false).
+    /// `replace` (default) or `patch`.
+    mode: Option<PatchMode>,
+    /// Mode replace: the file to edit, absolute or relative to the working
+    /// directory.
+    path: Option<String>,
+    /// Mode replace: the text to find; it must be unique in the file unless
+    /// `replace_all` is true.
+    old_string: Option<String>,
+    /// Mode replace: the text to put in its place (empty to delete it).
+    new_string: Option<String>,
+    /// Mode replace: replace every match instead of requiring exactly one
+    /// (default false).
     replace_all: Option<bool>,
+    /// Mode patch: the V4A patch, e.g. `*** Begin Patch` / `*** Update File:
+    /// src/a.py` / `@@ def f @@` / ` context line` / `-removed line` /
+    /// `+added line` / `*** End Patch`; also `*** Add File: p` (lines with
+    /// `+`), `*** Delete File: p`, `*** Move File: from -> to`.
+    patch: Option<String>,
 ) -> Result<patch::PatchOutput, error::FileError> {
-    patch::patch(
-        ctx.cwd(),
-        &path,
-        &old_string,
-        &new_string,
-        replace_all.unwrap_or(false),
-    )
+    let guard = |p: &str| common::resolve(ctx.cwd(), p);
+    let (mut out, paths) = match mode.unwrap_or(PatchMode::Replace) {
+        PatchMode::Replace => {
+            let path = path.ok_or(error::FileError::MissingArgument {
+                what: "path is required in mode replace",
+            })?;
+            let (Some(old), Some(new)) = (old_string, new_string) else {
+                return Err(error::FileError::MissingArgument {
+                    what: "old_string and new_string are required in mode replace",
+                });
+            };
+            let warning = stale::warning(ctx, &path);
+            let mut out =
+                patch::patch_replace(&guard, &path, &old, &new, replace_all.unwrap_or(false))?;
+            out.warning = warning;
+            (out, vec![path])
+        }
+        PatchMode::Patch => {
+            let text =
+                patch
+                    .filter(|p| !p.is_empty())
+                    .ok_or(error::FileError::MissingArgument {
+                        what: "patch (the V4A patch text) is required in mode patch",
+                    })?;
+            let paths = v4a::header_paths(&text);
+            let warnings: Vec<String> = paths
+                .iter()
+                .filter_map(|p| stale::warning(ctx, p))
+                .collect();
+            let mut out = patch::patch_v4a(&guard, &text)?;
+            out.warning = (!warnings.is_empty()).then(|| warnings.join(" | "));
+            (out, paths)
+        }
+    };
+    for p in &paths {
+        stale::note_write(ctx, p);
+    }
+    out.success = true;
+    Ok(out)
 }
 
 /// Search file contents with a regular expression, honouring .gitignore.
