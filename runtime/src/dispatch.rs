@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::blocking::BlockingWork;
-use crate::cap::cap_result;
+use crate::cap::cap_or_store;
 use crate::catch::{panic_message, CatchUnwind};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
 use crate::entry::HandlerFuture;
@@ -115,6 +115,7 @@ impl Registry {
             fut: CatchUnwind::new(fut),
             name: entry.name,
             cap: limits.cap,
+            ctx: ctx.clone(),
             deadline: Deadline::new(limits.timeout),
         })
     }
@@ -298,7 +299,7 @@ impl Registry {
         let duration_ms = started.map_or(0, |t| {
             u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
         });
-        (settle(outcome, name, &limits), duration_ms)
+        (settle(outcome, name, &limits, ctx), duration_ms)
     }
 
     /// The answer to a call of a tool that is not there:
@@ -330,10 +331,16 @@ struct Limits {
 /// The answer of a finished (or timed-out) handler. Inlined: a result
 /// within its cap, the common case, is then passed on without a call.
 #[inline]
-fn settle(outcome: Result<Result<String, String>, ()>, name: &str, limits: &Limits) -> String {
+fn settle(
+    outcome: Result<Result<String, String>, ()>,
+    name: &str,
+    limits: &Limits,
+    ctx: &ToolContext,
+) -> String {
     match outcome {
-        // The cap is for what the tool produced, not the runtime's own errors.
-        Ok(Ok(result)) => cap_result(result, limits.cap),
+        // The cap is for what the tool produced, not the runtime's own
+        // errors; what it cuts is kept under the profile's home.
+        Ok(Ok(result)) => cap_or_store(result, limits.cap, name, ctx),
         Ok(Err(panic)) => panic_error(&panic),
         Err(()) => timeout_error(name, limits.timeout),
     }
@@ -430,6 +437,8 @@ struct DirectCall {
     name: &'static str,
     /// The result cap (the timeout is the deadline's).
     cap: usize,
+    /// Whose home keeps a result over the cap.
+    ctx: ToolContext,
     deadline: Deadline,
 }
 
@@ -447,7 +456,7 @@ impl Future for DirectCall {
             timeout: this.deadline.limit,
             cap: this.cap,
         };
-        Poll::Ready(settle(outcome, this.name, &limits))
+        Poll::Ready(settle(outcome, this.name, &limits, &this.ctx))
     }
 }
 
