@@ -160,6 +160,48 @@ fn store_or_cut(result: String, cap: usize, tool: &str, ctx: &ToolContext) -> St
     doc.to_string()
 }
 
+/// Text collected up to [`MAX_STORED_RESULT_BYTES`]; what comes after is
+/// counted, never held.
+#[derive(Default)]
+struct Capped {
+    bytes: Vec<u8>,
+    dropped: usize,
+}
+
+impl Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = MAX_STORED_RESULT_BYTES.saturating_sub(self.bytes.len());
+        let take = buf.len().min(room);
+        self.bytes.extend_from_slice(&buf[..take]);
+        self.dropped += buf.len() - take;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Capped {
+    /// The text (a character cut at the bound is dropped whole) and the
+    /// bytes left out.
+    fn finish(mut self) -> (String, usize) {
+        match String::from_utf8(self.bytes) {
+            Ok(text) => (text, self.dropped),
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                self.bytes = e.into_bytes();
+                self.dropped += self.bytes.len() - valid;
+                self.bytes.truncate(valid);
+                (
+                    String::from_utf8(self.bytes).unwrap_or_default(),
+                    self.dropped,
+                )
+            }
+        }
+    }
+}
+
 /// A result saved by [`store`].
 struct Saved {
     path: PathBuf,
@@ -197,40 +239,29 @@ fn store(
     call: Option<&str>,
 ) -> std::io::Result<Saved> {
     fs::create_dir_all(dir)?;
-    let mut body = format!(
+    let mut body = Capped::default();
+    let _ = write!(
+        body,
         "# The whole result of the tool `{tool}`{}, {total} characters.\n",
         call.map(|c| format!(" (call {c})")).unwrap_or_default()
     );
     match serde_json::from_str::<Value>(result.trim_start()) {
         Ok(Value::Object(map)) => {
-            body.push_str("# Its fields follow, each under a line `## <field>`.\n");
+            let _ = body.write_all(b"# Its fields follow, each under a line `## <field>`.\n");
             for (key, value) in map {
-                body.push_str("## ");
-                body.push_str(&key);
-                body.push('\n');
-                match value {
-                    Value::String(text) => body.push_str(&text),
-                    other => body.push_str(
-                        &serde_json::to_string_pretty(&other).unwrap_or_else(|_| other.to_string()),
-                    ),
-                }
-                body.push('\n');
-                if body.len() > MAX_STORED_RESULT_BYTES {
-                    break;
-                }
+                let _ = write!(body, "## {key}\n");
+                let _ = match value {
+                    Value::String(text) => body.write_all(text.as_bytes()),
+                    other => serde_json::to_writer_pretty(&mut body, &other).map_err(Into::into),
+                };
+                let _ = body.write_all(b"\n");
             }
         }
-        _ => body.push_str(result),
-    }
-    let mut dropped = 0;
-    if body.len() > MAX_STORED_RESULT_BYTES {
-        let mut end = MAX_STORED_RESULT_BYTES;
-        while !body.is_char_boundary(end) {
-            end -= 1;
+        _ => {
+            let _ = body.write_all(result.as_bytes());
         }
-        dropped = body.len() - end;
-        body.truncate(end);
     }
+    let (body, dropped) = body.finish();
     make_room(
         dir,
         body.len() as u64,
