@@ -12,6 +12,7 @@
 mod common;
 mod error;
 mod fsguard;
+pub(crate) mod guard;
 mod ignore_budget;
 mod patch;
 mod read;
@@ -30,6 +31,8 @@ mod test_util;
 mod write_tests;
 
 use hermes_macros::hermes_tool;
+use std::path::Path;
+
 use hermes_runtime::ToolContext;
 
 /// Read a text file and return its lines numbered `N|text`, a page at a time.
@@ -46,6 +49,7 @@ pub fn read_file(
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
 ) -> Result<read::ReadFileOutput, error::FileError> {
+    guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
     read::read_file(ctx.cwd(), &path, offset, limit)
 }
 
@@ -58,6 +62,7 @@ pub fn write_file(
     /// The complete new contents of the file.
     content: String,
 ) -> Result<write::WriteFileOutput, error::FileError> {
+    guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
     write::write_file(ctx.cwd(), &path, &content)
 }
 
@@ -77,6 +82,7 @@ pub fn patch(
     /// Replace every occurrence instead of requiring exactly one (default false).
     replace_all: Option<bool>,
 ) -> Result<patch::PatchOutput, error::FileError> {
+    guard::check_write(ctx, Path::new(&path), "patch").map_err(error::FileError::Refused)?;
     patch::patch(
         ctx.cwd(),
         &path,
@@ -102,6 +108,9 @@ pub fn search_files(
     /// Most matches to return (default 50).
     limit: Option<u64>,
 ) -> Result<search::SearchOutput, error::FileError> {
+    if let Some(path) = path.as_deref().filter(|p| !p.is_empty()) {
+        guard::check_read(ctx, Path::new(path)).map_err(error::FileError::Refused)?;
+    }
     search::search_files(
         ctx.cwd(),
         &pattern,
