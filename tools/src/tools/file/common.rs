@@ -6,6 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::error::FileError;
+use super::guard::expand_home;
 
 /// Appended to a line that was cut.
 pub const LINE_CUT_MARKER: &str = "... [truncated]";
@@ -18,11 +19,13 @@ pub(super) const SIMILAR_SCAN_LIMIT: usize = 1000;
 /// Similar file names suggested at most.
 pub(super) const SIMILAR_MAX: usize = 5;
 
+/// `path` as given by the model, resolved against the working directory
+/// `base`, with a leading `~` expanded to the user's home.
 pub(super) fn resolve(base: &Path, path: &str) -> Result<PathBuf, FileError> {
     if path.is_empty() {
         return Err(FileError::EmptyPath);
     }
-    Ok(base.join(path))
+    Ok(base.join(expand_home(path)))
 }
 
 pub(super) fn display(path: &Path) -> String {

@@ -11,6 +11,9 @@ pub enum FileError {
     /// The `path` argument was empty.
     #[error("path must not be empty")]
     EmptyPath,
+    /// A guard refused the path (see `guard.rs`); the text says why.
+    #[error("{0}")]
+    Refused(String),
     /// The file does not exist; `similar` holds names from the same folder.
     #[error("File not found: {path}{}", similar_text(similar))]
     FileNotFound { path: String, similar: Vec<String> },

@@ -33,17 +33,9 @@ fn session(ctx: &ToolContext) -> String {
         .to_owned()
 }
 
-/// The real path of `path` as the file tools resolve it (`~` is the home
-/// folder), when it exists.
+/// The real path of `path` as the file tools resolve it, when it exists.
 fn real(ctx: &ToolContext, path: &str) -> Option<PathBuf> {
-    let expanded = match path.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            let home = std::env::var_os("HOME")?;
-            PathBuf::from(home).join(rest.trim_start_matches('/'))
-        }
-        _ => ctx.resolve(Path::new(path)),
-    };
-    std::fs::canonicalize(expanded).ok()
+    std::fs::canonicalize(super::common::resolve(ctx.cwd(), path).ok()?).ok()
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {

@@ -14,6 +14,7 @@ mod diff;
 mod error;
 mod fsguard;
 mod fuzzy;
+pub(crate) mod guard;
 mod ignore_budget;
 mod patch;
 mod read;
@@ -35,6 +36,8 @@ mod test_util;
 mod write_tests;
 
 use hermes_macros::hermes_tool;
+use std::path::Path;
+
 use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -53,6 +56,7 @@ pub fn read_file(
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
 ) -> Result<read::ReadFileOutput, error::FileError> {
+    guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
     let out = read::read_file(ctx.cwd(), &path, offset, limit)?;
     stale::note_read(ctx, &path);
     Ok(out)
@@ -72,6 +76,7 @@ pub fn write_file(
     /// The complete new contents of the file.
     content: String,
 ) -> Result<write::WriteFileOutput, error::FileError> {
+    guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
     let warning = stale::warning(ctx, &path);
     let mut out = write::write_file(ctx.cwd(), &path, &content)?;
     stale::note_write(ctx, &path);
@@ -125,7 +130,11 @@ pub fn patch(
     /// `+`), `*** Delete File: p`, `*** Move File: from -> to`.
     patch: Option<String>,
 ) -> Result<patch::PatchOutput, error::FileError> {
-    let guard = |p: &str| common::resolve(ctx.cwd(), p);
+    // Every path patch writes (both ends of a move) passes the write guard.
+    let guard = |p: &str| {
+        guard::check_write(ctx, Path::new(p), "patch").map_err(error::FileError::Refused)?;
+        common::resolve(ctx.cwd(), p)
+    };
     let (mut out, paths) = match mode.unwrap_or(PatchMode::Replace) {
         PatchMode::Replace => {
             let path = path.ok_or(error::FileError::MissingArgument {
@@ -182,6 +191,9 @@ pub fn search_files(
     /// Most matches to return (default 50).
     limit: Option<u64>,
 ) -> Result<search::SearchOutput, error::FileError> {
+    if let Some(path) = path.as_deref().filter(|p| !p.is_empty()) {
+        guard::check_read(ctx, Path::new(path)).map_err(error::FileError::Refused)?;
+    }
     search::search_files(
         ctx.cwd(),
         &pattern,
