@@ -455,3 +455,32 @@ async fn writes_warn_when_the_file_changed_since_it_was_read() {
         .await;
     assert!(!out.contains("_warning"), "{out}");
 }
+
+#[tokio::test]
+async fn every_path_of_a_v4a_patch_passes_the_write_guard_before_anything_is_written() {
+    let sb = Sandbox::new();
+    sb.put(".hermes/.env", "KEY=1\n");
+    sb.put("a.txt", "a\n");
+    std::os::unix::fs::symlink(sb.path(".hermes/.env"), sb.path("innocent.txt")).unwrap();
+    for patch in [
+        "*** Begin Patch\n*** Add File: ok.txt\n+x\n*** Add File: .hermes/.env\n+HERMES_ALLOW_PRIVATE_URLS=true\n*** End Patch",
+        "*** Begin Patch\n*** Add File: ok.txt\n+x\n*** Update File: innocent.txt\n-KEY=1\n+KEY=2\n*** End Patch",
+        "*** Begin Patch\n*** Add File: ok.txt\n+x\n*** Move File: a.txt -> .hermes/config.yaml\n*** End Patch",
+        "*** Begin Patch\n*** Add File: ok.txt\n+x\n*** Delete File: .hermes/.env\n*** End Patch",
+    ] {
+        let v = sb.call("patch", json!({"mode": "patch", "patch": patch})).await;
+        assert!(v["error"].is_string(), "{patch}: {v}");
+        assert!(!sb.path("ok.txt").exists(), "{patch}");
+    }
+    assert_eq!(sb.read(".hermes/.env"), "KEY=1\n");
+    assert_eq!(sb.read("a.txt"), "a\n");
+    // Mode replace, through the symlink: refused the same way.
+    let v = sb
+        .call(
+            "patch",
+            json!({"path": "innocent.txt", "old_string": "KEY=1", "new_string": "KEY=2"}),
+        )
+        .await;
+    assert!(v["error"].is_string(), "{v}");
+    assert_eq!(sb.read(".hermes/.env"), "KEY=1\n");
+}
