@@ -10,5 +10,6 @@
 mod harness;
 
 mod files;
+mod patch;
 mod runtime;
 mod web;
