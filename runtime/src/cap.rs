@@ -240,16 +240,16 @@ fn store(
 ) -> std::io::Result<Saved> {
     fs::create_dir_all(dir)?;
     let mut body = Capped::default();
-    let _ = write!(
+    let _ = writeln!(
         body,
-        "# The whole result of the tool `{tool}`{}, {total} characters.\n",
+        "# The whole result of the tool `{tool}`{}, {total} characters.",
         call.map(|c| format!(" (call {c})")).unwrap_or_default()
     );
     match serde_json::from_str::<Value>(result.trim_start()) {
         Ok(Value::Object(map)) => {
             let _ = body.write_all(b"# Its fields follow, each under a line `## <field>`.\n");
             for (key, value) in map {
-                let _ = write!(body, "## {key}\n");
+                let _ = writeln!(body, "## {key}");
                 let _ = match value {
                     Value::String(text) => body.write_all(text.as_bytes()),
                     other => serde_json::to_writer_pretty(&mut body, &other).map_err(Into::into),

@@ -456,12 +456,14 @@ impl Pairing<'_> {
             return;
         }
         let blank = |b: u8| b == b' ' || b == b'\t';
-        if self.o[oi] == self.n[ni] {
+        // Equal bytes move on together; a blank paired with the collapsed
+        // space moves it on only when the run ends after it.
+        let run_ends = blank(self.o[oi])
+            && self.n[ni] == b' '
+            && self.oi < self.o.len()
+            && !blank(self.o[self.oi]);
+        if self.o[oi] == self.n[ni] || run_ends {
             self.ni += 1;
-        } else if blank(self.o[oi]) && self.n[ni] == b' ' {
-            if self.oi < self.o.len() && !blank(self.o[self.oi]) {
-                self.ni += 1;
-            }
         }
     }
 }
@@ -847,7 +849,7 @@ fn apply_overlapping<'n>(
     let char_at = |byte: usize| offsets.binary_search(&byte).map_or(0, |i| chars_before[i]);
     let mut text: Vec<char> = content.chars().collect();
     let mut order: Vec<(usize, usize)> = spans.to_vec();
-    order.sort_by(|a, b| b.0.cmp(&a.0));
+    order.sort_by_key(|span| std::cmp::Reverse(span.0));
     for (s, e) in order {
         let (cs, ce) = (char_at(s), char_at(e));
         let p: Vec<char> = piece(s, e).chars().collect();

@@ -55,6 +55,9 @@ pub struct Matcher<'b> {
 /// A common block: `a[i..i + n] == b[j..j + n]`.
 type Block = (usize, usize, usize);
 
+/// An edit step: `(op, a0, a1, b0, b1)`.
+pub type Step = (Op, usize, usize, usize, usize);
+
 impl<'b> Matcher<'b> {
     pub fn new(b: &'b [char], budget: &mut Budget) -> Result<Self, Exhausted> {
         budget.spend(b.len() as u64)?;
@@ -150,11 +153,7 @@ impl<'b> Matcher<'b> {
     }
 
     /// The edit steps from `a` to `b`, as `(op, a0, a1, b0, b1)`.
-    pub fn ops(
-        &self,
-        a: &[char],
-        budget: &mut Budget,
-    ) -> Result<Vec<(Op, usize, usize, usize, usize)>, Exhausted> {
+    pub fn ops(&self, a: &[char], budget: &mut Budget) -> Result<Vec<Step>, Exhausted> {
         let mut blocks = self.blocks(a, budget)?;
         blocks.push((a.len(), self.b.len(), 0));
         let (mut i, mut j) = (0, 0);
