@@ -21,6 +21,10 @@ type Dirs = (tempfile::TempDir, tempfile::TempDir);
 fn call(name: &str, args: Value, dirs: &Dirs) -> Outcome {
     let out = harness::call(name, &args, dirs.0.path(), dirs.1.path(), &[], TIMEOUT);
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    eprintln!(
+        "{name}: peak RSS {} KiB, {:?}",
+        out.peak_rss_kb, out.elapsed
+    );
     out
 }
 

@@ -453,12 +453,22 @@ fn window(text: &str, at: usize) -> (usize, usize) {
 
 /// Checks and then applies a parsed patch.
 pub fn apply(ops: &[FileOp], files: &mut dyn Files, max_len: u64) -> Result<Applied, Failure> {
-    let mut budget = Budget::new(fuzzy::MATCH_BUDGET);
+    apply_within(ops, files, max_len, fuzzy::MATCH_BUDGET)
+}
+
+/// [`apply`] with `steps` of matching work for each of its two phases.
+fn apply_within(
+    ops: &[FileOp],
+    files: &mut dyn Files,
+    max_len: u64,
+    steps: u64,
+) -> Result<Applied, Failure> {
+    let mut budget = Budget::new(steps);
     let errors = check(ops, files, max_len, &mut budget);
     if !errors.is_empty() {
         return Err(Failure::Invalid(errors));
     }
-    let mut budget = Budget::new(fuzzy::MATCH_BUDGET);
+    let mut budget = Budget::new(steps);
     let mut done = Applied::default();
     let mut diffs = Vec::new();
     let mut errors = Vec::new();
