@@ -208,18 +208,28 @@ pub fn ratio_at_least(
         return Ok(None);
     }
     budget.spend(total as u64)?;
-    let mut counts: HashMap<char, isize> = HashMap::new();
-    for &c in b {
-        *counts.entry(c).or_default() += 1;
-    }
-    let mut shared = 0;
-    for &c in a {
-        let n = counts.entry(c).or_default();
-        if *n > 0 {
-            shared += 1;
-        }
-        *n -= 1;
-    }
+    let shared = if a.iter().chain(b).all(char::is_ascii) {
+        // The common case, without a map.
+        let mut counts = [0isize; 128];
+        b.iter().for_each(|&c| counts[c as usize] += 1);
+        a.iter()
+            .filter(|&&c| {
+                let n = &mut counts[c as usize];
+                *n -= 1;
+                *n >= 0
+            })
+            .count()
+    } else {
+        let mut counts: HashMap<char, isize> = HashMap::new();
+        b.iter().for_each(|&c| *counts.entry(c).or_default() += 1);
+        a.iter()
+            .filter(|&&c| {
+                let n = counts.entry(c).or_default();
+                *n -= 1;
+                *n >= 0
+            })
+            .count()
+    };
     if ratio_of(shared, total) < floor {
         return Ok(None);
     }
