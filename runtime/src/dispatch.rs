@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::blocking::BlockingWork;
-use crate::cap::cap_result;
+use crate::cap::cap_or_store;
 use crate::catch::{panic_message, CatchUnwind};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
 use crate::entry::HandlerFuture;
@@ -367,10 +367,11 @@ fn settle(
     ctx: &ToolContext,
 ) -> String {
     match outcome {
-        // The cap is for what the tool produced, not the runtime's own errors.
+        // The cap is for what the tool produced, not the runtime's own
+        // errors; what it cuts is kept under the profile's home.
         Ok(Ok(result)) => {
             let cap = limits.cap_for(result.len(), ctx);
-            cap_result(result, cap)
+            cap_or_store(result, cap, name, ctx)
         }
         Ok(Err(panic)) => panic_error(&panic),
         Err(()) => timeout_error(name, limits.timeout),
@@ -469,7 +470,7 @@ struct DirectCall {
     /// The result cap (the timeout is the deadline's).
     cap: usize,
     own_cap: bool,
-    /// For the profile's result cap.
+    /// For the profile's result cap, and whose home keeps a result over it.
     ctx: ToolContext,
     deadline: Deadline,
 }

@@ -85,17 +85,17 @@ async fn malformed_and_deep_json_are_errors_not_crashes() {
 async fn huge_payloads_are_answered() {
     let text = "x".repeat(5_000_000);
     let v = call("echo", json!({ "text": text, "count": 3 })).await;
-    // Over the default result cap (100,000 characters): the text is cut,
-    // with a marker; the document and its small fields stay.
+    // Over the default result cap (100,000 characters): the whole result is
+    // kept under the profile's home and the model gets a preview (the text
+    // cut, with a marker; the document and its small fields stay) and the
+    // path.
     assert_eq!(v["count"], 3);
     let kept = v["text"].as_str().unwrap();
     assert!(kept.ends_with(hermes_runtime::CUT_MARKER), "{kept:.100}");
-    assert!(
-        kept.len() < 100_000 && kept.len() > 90_000,
-        "{}",
-        kept.len()
-    );
+    assert!(kept.len() < 1_500 && kept.len() > 500, "{}", kept.len());
     assert!(v[hermes_runtime::CUT_KEY].is_string(), "{v:.300}");
+    let stored = std::fs::read_to_string(v["full_result_path"].as_str().unwrap()).unwrap();
+    assert!(stored.contains(&"x".repeat(5_000_000)));
 }
 
 #[tokio::test]

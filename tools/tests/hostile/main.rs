@@ -11,6 +11,7 @@ mod harness;
 
 mod config;
 mod files;
+mod patch;
 mod runtime;
 mod terminal;
 mod web;

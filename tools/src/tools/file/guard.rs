@@ -1,0 +1,397 @@
+//! The file tools' guards: which files a tool may not read, and where it
+//! may not write. One home for the rule: `read_file` and `search_files`
+//! call [`check_read`] (or a [`Guard`] they keep for a walk), `write_file`,
+//! `patch` (both modes) and any future tool that writes call
+//! [`check_write`] before touching the disk.
+//!
+//! Both resolve the path first as the kernel will: `~` is the user's home
+//! (`$HOME`), a relative path joins the working directory, symlinks are
+//! followed (also through the folders of a file that does not exist yet)
+//! and `..` is applied after them. The lists below are resolved the same
+//! way, so neither a symlinked home nor a link in the path gets around them.
+//!
+//! Read block-list (the file holds secrets the model never needs):
+//! - in the profile's home and in the Hermes root (the parent of
+//!   `profiles/<name>`, or `~/.hermes` when the profile is under it):
+//!   [`CREDENTIAL_STORES`], anything under `mcp-tokens/`, and the skills
+//!   hub cache (`skills/.hub/`, a carrier for prompt injection);
+//! - anywhere: environment files named as in [`ENV_FILE_NAMES`].
+//!
+//! Write deny-list:
+//! - credential files and folders in the user's home ([`HOME_DENIED_FILES`],
+//!   [`HOME_DENIED_DIRS`]) and system files ([`SYSTEM_DENIED_FILES`],
+//!   [`SYSTEM_DENIED_DIRS`]);
+//! - in the profile's home and the Hermes root: `.env`,
+//!   `.anthropic_oauth.json`, `mcp-tokens/`, `pairing/` (credentials),
+//!   `state.db` and `sessions/` (session state);
+//! - the profile's `config.yaml` (it holds the security settings);
+//! - with `HERMES_WRITE_SAFE_ROOT` set (folders separated by `:`; the
+//!   process environment, else the profile's `.env`), anything outside
+//!   those folders.
+//!
+//! This is defence in depth, as in the reference: the terminal runs as the
+//! same user and can still reach these files.
+
+use std::borrow::Cow;
+use std::path::{Component, Path, PathBuf};
+
+use hermes_runtime::ToolContext;
+
+use super::fsguard::real_write_path;
+
+/// Files in the profile's home and the Hermes root that hold credentials:
+/// never read by the file tools.
+pub const CREDENTIAL_STORES: &[&str] = &[
+    "auth.json",
+    "auth.lock",
+    ".anthropic_oauth.json",
+    ".env",
+    "webhook_subscriptions.json",
+    "auth/google_oauth.json",
+    "cache/bws_cache.json",
+];
+/// Environment files (compared without case) never read, wherever they are.
+pub const ENV_FILE_NAMES: &[&str] = &[
+    ".env",
+    ".env.local",
+    ".env.development",
+    ".env.production",
+    ".env.test",
+    ".env.staging",
+    ".envrc",
+];
+/// Credential files in the user's home, never written.
+pub const HOME_DENIED_FILES: &[&str] = &[
+    ".ssh/authorized_keys",
+    ".ssh/id_rsa",
+    ".ssh/id_ed25519",
+    ".ssh/config",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+];
+/// Credential folders in the user's home, never written into.
+pub const HOME_DENIED_DIRS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".config/gh",
+    ".config/gcloud",
+];
+/// System files never written.
+pub const SYSTEM_DENIED_FILES: &[&str] = &[
+    "/etc/sudoers",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+];
+/// System folders never written into.
+pub const SYSTEM_DENIED_DIRS: &[&str] = &[
+    "/etc",
+    "/boot",
+    "/usr/lib/systemd",
+    "/private/etc",
+    "/private/var",
+];
+/// Files in the profile's home and the Hermes root never written (the
+/// credentials, and the session database).
+const HERMES_DENIED_FILES: &[(&str, Kind)] = &[
+    (".env", Kind::Credential),
+    (".anthropic_oauth.json", Kind::Credential),
+    ("state.db", Kind::State),
+];
+/// Folders in the profile's home and the Hermes root never written into.
+const HERMES_DENIED_DIRS: &[(&str, Kind)] = &[
+    ("mcp-tokens", Kind::Credential),
+    ("pairing", Kind::Credential),
+    ("sessions", Kind::State),
+];
+/// The variable naming the only folders writes may land in.
+pub const SAFE_ROOT_VAR: &str = "HERMES_WRITE_SAFE_ROOT";
+
+/// Why a write is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Credential,
+    System,
+    State,
+}
+
+/// `path` with a leading `~` (alone or before `/`) replaced by the user's
+/// home (`$HOME`). Other paths, and all paths when `HOME` is unset, are
+/// returned as they are.
+pub fn expand_home(path: &str) -> Cow<'_, Path> {
+    let rest = match path.strip_prefix('~') {
+        Some("") => "",
+        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+        _ => return Cow::Borrowed(Path::new(path)),
+    };
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => Cow::Owned(PathBuf::from(home).join(rest)),
+        None => Cow::Borrowed(Path::new(path)),
+    }
+}
+
+/// The real path `path` (as the model gave it) reaches from `cwd`: `~`
+/// expanded, symlinks followed, `..` applied after them.
+fn real(cwd: &Path, path: &Path) -> PathBuf {
+    let expanded = path.to_str().map_or(Cow::Borrowed(path), expand_home);
+    let full = cwd.join(expanded);
+    real_write_path(&full).unwrap_or_else(|_| lexical(&full))
+}
+
+/// `path` made absolute with `.` and `..` applied to the text alone, as
+/// the reference's second look at a write target does.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The lists of one call, resolved once: [`Guard::read_error`] and
+/// [`Guard::write_error`] then only compare paths, so a search can check
+/// every file it meets.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    cwd: PathBuf,
+    /// The read block-list: exact files, and folders.
+    read_files: Vec<PathBuf>,
+    read_dirs: Vec<(PathBuf, &'static str)>,
+    /// The write deny-list.
+    write_files: Vec<(PathBuf, Kind)>,
+    write_dirs: Vec<(PathBuf, Kind)>,
+    config: PathBuf,
+    /// `HERMES_WRITE_SAFE_ROOT`: its folders (real) and its text.
+    safe_roots: Option<(Vec<PathBuf>, String)>,
+}
+
+impl Guard {
+    /// The guard for calls made with `ctx`: its working directory and
+    /// profile, and the user's home (`$HOME`).
+    pub fn new(ctx: &ToolContext) -> Self {
+        let cwd = ctx.cwd().to_path_buf();
+        let resolve = |p: &Path| real(&cwd, p);
+        let profile = resolve(ctx.profile().home());
+        let mut hermes_dirs = vec![profile.clone()];
+        let root = hermes_root(ctx.profile().home()).map(|r| resolve(&r));
+        if let Some(root) = root.filter(|r| *r != profile) {
+            hermes_dirs.push(root);
+        }
+        let user_home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(|h| resolve(Path::new(&h)));
+
+        let mut read_files = Vec::new();
+        let mut read_dirs = Vec::new();
+        let mut write_files = Vec::new();
+        let mut write_dirs = Vec::new();
+        for dir in &hermes_dirs {
+            for name in CREDENTIAL_STORES {
+                read_files.push(resolve(&dir.join(name)));
+            }
+            read_dirs.push((resolve(&dir.join("mcp-tokens")), "mcp"));
+            read_dirs.push((resolve(&dir.join("skills/.hub")), "hub"));
+            for &(name, kind) in HERMES_DENIED_FILES {
+                write_files.push((resolve(&dir.join(name)), kind));
+            }
+            for &(name, kind) in HERMES_DENIED_DIRS {
+                write_dirs.push((resolve(&dir.join(name)), kind));
+            }
+        }
+        if let Some(home) = &user_home {
+            for name in HOME_DENIED_FILES {
+                write_files.push((resolve(&home.join(name)), Kind::Credential));
+            }
+            for name in HOME_DENIED_DIRS {
+                write_dirs.push((resolve(&home.join(name)), Kind::Credential));
+            }
+        }
+        for file in SYSTEM_DENIED_FILES {
+            write_files.push((resolve(Path::new(file)), Kind::System));
+            write_files.push((PathBuf::from(file), Kind::System));
+        }
+        for dir in SYSTEM_DENIED_DIRS {
+            write_dirs.push((resolve(Path::new(dir)), Kind::System));
+            write_dirs.push((PathBuf::from(dir), Kind::System));
+        }
+        let config = resolve(&profile.join("config.yaml"));
+        let safe_roots = std::env::var(SAFE_ROOT_VAR)
+            .ok()
+            .or_else(|| ctx.profile().secret(SAFE_ROOT_VAR))
+            .filter(|v| !v.is_empty())
+            .map(|text| {
+                let roots = text
+                    .split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(|p| resolve(Path::new(p)))
+                    .collect();
+                (roots, text)
+            });
+        Guard {
+            cwd,
+            read_files,
+            read_dirs,
+            write_files,
+            write_dirs,
+            config,
+            safe_roots,
+        }
+    }
+
+    /// The real path of `path` as given by the model.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        real(&self.cwd, path)
+    }
+
+    /// Why the file at real path `real` may not be read, if it may not
+    /// (`given` is how the model named it).
+    pub fn read_error(&self, given: &Path, real: &Path) -> Option<String> {
+        let shown = shown(given, real);
+        let reminder = "This guard is defence in depth, not a security boundary";
+        if let Some((_, what)) = self.read_dirs.iter().find(|(dir, _)| real.starts_with(dir)) {
+            return Some(if *what == "hub" {
+                format!(
+                    "Refused to read {shown}: it is in the skills hub cache of Hermes, whose \
+                     files can carry prompt injection. Use skills_list or skill_view to look \
+                     at skills"
+                )
+            } else {
+                format!(
+                    "Refused to read {shown}: it is in the MCP token store of Hermes, which \
+                     holds OAuth tokens. {reminder}"
+                )
+            });
+        }
+        if self.read_files.iter().any(|f| f == real) {
+            return Some(format!(
+                "Refused to read {shown}: it is a credential store of Hermes (provider keys \
+                 and tokens); the tools that need those credentials read them themselves. \
+                 {reminder}"
+            ));
+        }
+        let name = real.file_name()?.to_str()?.to_lowercase();
+        ENV_FILE_NAMES.contains(&name.as_str()).then(|| {
+            format!(
+                "Refused to read {shown}: environment files like {name} hold secrets (API \
+                 keys, passwords). To see which variables a project expects, read its \
+                 .env.example (or similar) instead. {reminder}"
+            )
+        })
+    }
+
+    /// Why a write to real path `real` is refused, if it is (`given` is
+    /// how the model named it; `action` says what the tool was doing).
+    pub fn write_error(&self, given: &Path, real: &Path, action: &str) -> Option<String> {
+        let shown = shown(given, real);
+        let lexical = lexical(
+            &self
+                .cwd
+                .join(given.to_str().map_or(Cow::Borrowed(given), expand_home)),
+        );
+        let hit = |p: &Path| {
+            self.write_files
+                .iter()
+                .find(|(f, _)| f == p)
+                .or_else(|| self.write_dirs.iter().find(|(d, _)| p.starts_with(d)))
+                .map(|&(_, kind)| kind)
+        };
+        if let Some(kind) = hit(real).or_else(|| hit(&lexical)) {
+            return Some(match kind {
+                Kind::Credential => format!(
+                    "Refused to {action} {shown}: it is a protected credential file or folder \
+                     (SSH keys, cloud and package-registry logins, the secrets of Hermes). \
+                     Nothing was written"
+                ),
+                Kind::System => format!(
+                    "Refused to {action} {shown}: it is a protected system location. Nothing \
+                     was written; system files are changed with the terminal (and sudo), \
+                     with the user's approval"
+                ),
+                Kind::State => format!(
+                    "Refused to {action} {shown}: it is session state that Hermes manages \
+                     itself (state.db, sessions/). Nothing was written"
+                ),
+            });
+        }
+        if *real == self.config || lexical == self.config {
+            return Some(format!(
+                "Refused to {action} {shown}: it is the Hermes config file of this profile, \
+                 which holds its security settings. Nothing was written; the user can edit \
+                 it directly or with `hermes config`"
+            ));
+        }
+        if let Some((roots, text)) = &self.safe_roots {
+            if !roots.iter().any(|root| real.starts_with(root)) {
+                return Some(format!(
+                    "Refused to {action} {shown}: it is outside {SAFE_ROOT_VAR} ({text}), the \
+                     only folders writes may land in. Nothing was written; write under one of \
+                     them, or ask the user to change the variable"
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// How an error names the path: as given, and where it leads when that
+/// differs.
+fn shown(given: &Path, real: &Path) -> String {
+    if given == real {
+        format!("'{}'", given.display())
+    } else {
+        format!("'{}' (which is {})", given.display(), real.display())
+    }
+}
+
+/// The Hermes root for a profile home: `<root>` for `<root>/profiles/<name>`,
+/// `~/.hermes` when the home is under it, else none (the home is its own
+/// root).
+fn hermes_root(profile_home: &Path) -> Option<PathBuf> {
+    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        let native = PathBuf::from(home).join(".hermes");
+        if profile_home.starts_with(&native) {
+            return Some(native);
+        }
+    }
+    let parent = profile_home.parent()?;
+    (parent.file_name()? == "profiles").then(|| parent.parent().map(Path::to_path_buf))?
+}
+
+/// Checks that the file `path` (as the model gave it, relative to the
+/// working directory of `ctx`) may be read; returns its real path, or the
+/// reason it may not be read.
+pub fn check_read(ctx: &ToolContext, path: &Path) -> Result<PathBuf, String> {
+    let guard = Guard::new(ctx);
+    let real = guard.resolve(path);
+    match guard.read_error(path, &real) {
+        Some(err) => Err(err),
+        None => Ok(real),
+    }
+}
+
+/// Checks that `path` (as the model gave it, relative to the working
+/// directory of `ctx`) may be written; returns its real path (where the
+/// write lands), or the reason it may not be written. `action` names what
+/// the tool does ("write", "patch", "delete", "move").
+pub fn check_write(ctx: &ToolContext, path: &Path, action: &str) -> Result<PathBuf, String> {
+    let guard = Guard::new(ctx);
+    let real = guard.resolve(path);
+    match guard.write_error(path, &real, action) {
+        Some(err) => Err(err),
+        None => Ok(real),
+    }
+}

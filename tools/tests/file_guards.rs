@@ -1,0 +1,358 @@
+//! The file tools' guards (issue 12, item 1), through the real binary with
+//! a temporary `HOME`: a temp tree stands for the user's home (with its
+//! `.ssh`), the profile (`~/.hermes`) and a project; nothing outside it is
+//! touched. Each refused write is checked to have left the disk alone.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes-tools");
+
+/// `<tmp>/home` (the user's home, with `.ssh/` and `.hermes/`) and
+/// `<tmp>/proj` (the working directory).
+struct World {
+    tmp: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let w = World { tmp };
+        fs::create_dir_all(w.home().join(".ssh")).unwrap();
+        fs::create_dir_all(w.profile()).unwrap();
+        fs::create_dir_all(w.proj()).unwrap();
+        fs::write(w.profile().join(".env"), "OPENAI_API_KEY=sk-test\n").unwrap();
+        fs::write(w.profile().join("config.yaml"), "model: x\n").unwrap();
+        w
+    }
+    fn home(&self) -> PathBuf {
+        self.tmp.path().join("home")
+    }
+    fn profile(&self) -> PathBuf {
+        self.home().join(".hermes")
+    }
+    fn proj(&self) -> PathBuf {
+        self.tmp.path().join("proj")
+    }
+
+    /// Calls a tool with `HOME` = the temp home, in the project, under the
+    /// profile, with `env` added; answers its JSON.
+    fn call_env(&self, name: &str, args: Value, env: &[(&str, &str)]) -> Value {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--profile")
+            .arg(self.profile())
+            .args(["call", name, &args.to_string()])
+            .current_dir(self.proj())
+            .env("HOME", self.home())
+            .env_remove("HERMES_WRITE_SAFE_ROOT")
+            .env_remove("HERMES_HOME")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let end = Instant::now() + Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > end {
+                child.kill().unwrap();
+                panic!("{name} {args} hung");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {text}\nstderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+
+    fn call(&self, name: &str, args: Value) -> Value {
+        self.call_env(name, args, &[])
+    }
+}
+
+/// The error of `v`, failing when it has none.
+fn error(v: &Value) -> &str {
+    v["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("expected an error, got {v}"))
+}
+
+/// Asserts a write was refused for being a credential file, and that
+/// `file` was left as it was (`None`: not there).
+fn refused_credential(v: &Value, file: &Path, before: Option<&str>) {
+    let err = error(v);
+    assert!(err.starts_with("Refused to "), "{err}");
+    assert!(err.contains("protected credential"), "{err}");
+    assert_eq!(fs::read_to_string(file).ok().as_deref(), before, "{file:?}");
+}
+
+#[test]
+fn credential_files_are_not_written_by_any_path() {
+    let w = World::new();
+    let keys = w.home().join(".ssh/authorized_keys");
+    fs::write(&keys, "ssh-ed25519 AAAA user\n").unwrap();
+    let before = Some("ssh-ed25519 AAAA user\n");
+    // By `~`, by `../`, and through a symlink to the folder.
+    let v = w.call(
+        "write_file",
+        json!({"path": "~/.ssh/authorized_keys", "content": "evil"}),
+    );
+    refused_credential(&v, &keys, before);
+    let v = w.call(
+        "write_file",
+        json!({"path": "../home/.ssh/authorized_keys", "content": "evil"}),
+    );
+    refused_credential(&v, &keys, before);
+    symlink(w.home().join(".ssh"), w.proj().join("keys")).unwrap();
+    let v = w.call(
+        "write_file",
+        json!({"path": "keys/authorized_keys", "content": "evil"}),
+    );
+    refused_credential(&v, &keys, before);
+    // The error says where the path led.
+    assert!(error(&v).contains(".ssh/authorized_keys"), "{v}");
+    // A new file in a denied folder, whose parent is a symlink.
+    let v = w.call("write_file", json!({"path": "keys/id_new", "content": "x"}));
+    refused_credential(&v, &w.home().join(".ssh/id_new"), None);
+    // A symlinked file.
+    symlink(&keys, w.proj().join("innocent.txt")).unwrap();
+    let v = w.call(
+        "write_file",
+        json!({"path": "innocent.txt", "content": "evil"}),
+    );
+    refused_credential(&v, &keys, before);
+    // patch is held to the same rule.
+    let v = w.call(
+        "patch",
+        json!({"path": "~/.ssh/authorized_keys", "old_string": "user", "new_string": "evil"}),
+    );
+    refused_credential(&v, &keys, before);
+    // Other credential files in the home.
+    for name in [
+        ".netrc",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".aws/credentials",
+        ".config/gh/hosts.yml",
+    ] {
+        let v = w.call(
+            "write_file",
+            json!({"path": format!("~/{name}"), "content": "x"}),
+        );
+        refused_credential(&v, &w.home().join(name), None);
+    }
+}
+
+#[test]
+fn the_profiles_secrets_and_config_are_not_written() {
+    let w = World::new();
+    let env = w.profile().join(".env");
+    // The SSRF guard's switch, written into the profile's .env: refused.
+    let v = w.call(
+        "write_file",
+        json!({"path": "../home/.hermes/.env", "content": "HERMES_ALLOW_PRIVATE_URLS=true\n"}),
+    );
+    refused_credential(&v, &env, Some("OPENAI_API_KEY=sk-test\n"));
+    let v = w.call(
+        "patch",
+        json!({"path": env, "old_string": "sk-test", "new_string": "x"}),
+    );
+    refused_credential(&v, &env, Some("OPENAI_API_KEY=sk-test\n"));
+    // config.yaml holds the security settings.
+    let v = w.call(
+        "write_file",
+        json!({"path": "~/.hermes/config.yaml", "content": "approvals: off\n"}),
+    );
+    let err = error(&v);
+    assert!(err.contains("config file"), "{err}");
+    assert_eq!(
+        fs::read_to_string(w.profile().join("config.yaml")).unwrap(),
+        "model: x\n"
+    );
+    // Session state and token stores.
+    for rel in ["state.db", "sessions/s1.json", "mcp-tokens/srv.json"] {
+        let v = w.call(
+            "write_file",
+            json!({"path": format!("~/.hermes/{rel}"), "content": "x"}),
+        );
+        assert!(error(&v).starts_with("Refused to write"), "{v}");
+        assert!(!w.profile().join(rel).exists(), "{rel}");
+    }
+    // Elsewhere in the profile, writes go through.
+    let v = w.call(
+        "write_file",
+        json!({"path": "~/.hermes/notes.md", "content": "ok"}),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    assert_eq!(
+        fs::read_to_string(w.profile().join("notes.md")).unwrap(),
+        "ok"
+    );
+}
+
+#[test]
+fn a_named_profiles_root_is_guarded_too() {
+    // HERMES_HOME = <root>/profiles/coder: the root's .env stays protected.
+    let w = World::new();
+    let root = w.tmp.path().join("data");
+    let coder = root.join("profiles/coder");
+    fs::create_dir_all(&coder).unwrap();
+    fs::write(root.join(".env"), "K=v\n").unwrap();
+    fs::write(root.join("auth.json"), "{}").unwrap();
+    let mut cmd = Command::new(BIN);
+    let out = cmd
+        .arg("--profile")
+        .arg(&coder)
+        .args([
+            "call",
+            "write_file",
+            &json!({"path": root.join(".env"), "content": "x"}).to_string(),
+        ])
+        .current_dir(w.proj())
+        .env("HOME", w.home())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    refused_credential(&v, &root.join(".env"), Some("K=v\n"));
+    let out = Command::new(BIN)
+        .arg("--profile")
+        .arg(&coder)
+        .args([
+            "call",
+            "read_file",
+            &json!({"path": root.join("auth.json")}).to_string(),
+        ])
+        .current_dir(w.proj())
+        .env("HOME", w.home())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(error(&v).contains("credential store"), "{v}");
+}
+
+#[test]
+fn system_locations_are_not_written() {
+    let w = World::new();
+    for path in [
+        "/etc/passwd",
+        "/etc/sudoers.d/x",
+        "/etc/hermes-guard-test",
+        "/boot/hermes-guard-test",
+        "/var/run/docker.sock",
+    ] {
+        let v = w.call("write_file", json!({"path": path, "content": "x"}));
+        let err = error(&v);
+        assert!(err.contains("protected system location"), "{path}: {err}");
+    }
+    // Through `..` from the project.
+    let up = "../".repeat(w.proj().components().count());
+    let v = w.call(
+        "write_file",
+        json!({"path": format!("{up}etc/hermes-guard-test"), "content": "x"}),
+    );
+    assert!(error(&v).contains("protected system location"), "{v}");
+    assert!(!Path::new("/etc/hermes-guard-test").exists());
+}
+
+#[test]
+fn the_safe_root_keeps_writes_inside_it() {
+    let w = World::new();
+    let inside = w.proj().join("out");
+    fs::create_dir_all(&inside).unwrap();
+    let root = inside.to_str().unwrap();
+    let env = [("HERMES_WRITE_SAFE_ROOT", root)];
+    let v = w.call_env(
+        "write_file",
+        json!({"path": "out/a.txt", "content": "ok"}),
+        &env,
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    let v = w.call_env("write_file", json!({"path": "b.txt", "content": "x"}), &env);
+    let err = error(&v);
+    assert!(err.contains("HERMES_WRITE_SAFE_ROOT"), "{err}");
+    assert!(err.contains(root), "{err}");
+    assert!(!w.proj().join("b.txt").exists());
+    // Out of it by `..` from inside, or by a symlink inside it.
+    let v = w.call_env(
+        "write_file",
+        json!({"path": "out/../c.txt", "content": "x"}),
+        &env,
+    );
+    assert!(error(&v).contains("HERMES_WRITE_SAFE_ROOT"), "{v}");
+    symlink(w.proj(), inside.join("up")).unwrap();
+    let v = w.call_env(
+        "write_file",
+        json!({"path": "out/up/d.txt", "content": "x"}),
+        &env,
+    );
+    assert!(error(&v).contains("HERMES_WRITE_SAFE_ROOT"), "{v}");
+    assert!(!w.proj().join("d.txt").exists());
+    // Several roots, separated by `:`; and the profile's .env may set it.
+    let two = format!("{}:{root}", w.tmp.path().join("nowhere").display());
+    let v = w.call_env(
+        "write_file",
+        json!({"path": "out/e.txt", "content": "ok"}),
+        &[("HERMES_WRITE_SAFE_ROOT", &two)],
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    fs::write(
+        w.profile().join(".env"),
+        format!("HERMES_WRITE_SAFE_ROOT={root}\n"),
+    )
+    .unwrap();
+    let v = w.call("write_file", json!({"path": "f.txt", "content": "x"}));
+    assert!(error(&v).contains("HERMES_WRITE_SAFE_ROOT"), "{v}");
+}
+
+#[test]
+fn secret_stores_and_env_files_are_not_read() {
+    let w = World::new();
+    fs::write(w.profile().join("auth.json"), "{\"token\": \"t\"}").unwrap();
+    fs::create_dir_all(w.profile().join("mcp-tokens")).unwrap();
+    fs::write(w.profile().join("mcp-tokens/srv.json"), "{}").unwrap();
+    fs::create_dir_all(w.profile().join("skills/.hub")).unwrap();
+    fs::write(w.profile().join("skills/.hub/index.json"), "{}").unwrap();
+    fs::write(w.proj().join(".env"), "DB_PASSWORD=hunter2\n").unwrap();
+    fs::write(w.proj().join(".env.local"), "X=1\n").unwrap();
+    fs::write(w.proj().join(".env.example"), "DB_PASSWORD=\n").unwrap();
+
+    for (path, says) in [
+        ("~/.hermes/.env", "credential store"),
+        ("../home/.hermes/auth.json", "credential store"),
+        ("~/.hermes/mcp-tokens/srv.json", "MCP token"),
+        ("~/.hermes/skills/.hub/index.json", "skills hub cache"),
+        (".env", ".env.example"),
+        (".ENV.local", "environment files"),
+    ] {
+        let v = w.call("read_file", json!({"path": path}));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to read"), "{path}: {err}");
+        assert!(err.contains(says), "{path}: {err}");
+        assert!(
+            !err.contains("sk-test") && !err.contains("hunter2"),
+            "{err}"
+        );
+    }
+    // Through a symlink with an innocent name.
+    symlink(w.profile().join(".env"), w.proj().join("notes.txt")).unwrap();
+    let v = w.call("read_file", json!({"path": "notes.txt"}));
+    assert!(error(&v).contains("credential store"), "{v}");
+    // The documented substitute reads fine.
+    let v = w.call("read_file", json!({"path": ".env.example"}));
+    assert_eq!(v["content"], "1|DB_PASSWORD=", "{v}");
+}
