@@ -99,6 +99,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First, before any thread: the environment leaves the initial block
+    // that `/proc/PID/environ` shows (this re-executes the binary once).
+    let private_env = hermes_tools::procs::environ::private_environment();
     // The runtime's and the tools' warnings (a panicking hook, an abandoned
     // blocking call) are `tracing` events: one line each on stderr, theirs
     // only (not the HTTP and MCP libraries').
@@ -110,6 +113,9 @@ fn main() -> ExitCode {
         )
         .with(Targets::new().with_target("hermes", LevelFilter::INFO))
         .init();
+    if let Err(e) = private_env {
+        tracing::warn!(target: "hermes::procs", "the environment stays readable to root commands: {e}");
+    }
     let cli = Cli::parse();
     let registry = hermes_tools::registry();
     // Working `todo` and `memory` for `call` and `serve`, as an agent would wire them.

@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::child_env::ChildEnv;
-use crate::procs::{self, output::last_chars, Background};
+use crate::procs::{self, output::last_chars, Background, BackgroundOptions, WriteOutcome};
+
+mod exit_codes;
 
 /// Foreground timeout when none is given, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 180;
@@ -43,6 +45,39 @@ pub struct TerminalOutput {
     session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<i32>,
+    /// What a non-zero exit code means when it is no failure (`grep`: 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code_meaning: Option<&'static str>,
+    /// Background: whether it will be notified on exit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notify_on_complete: Option<bool>,
+    /// Background: the strings its output is watched for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    watch_patterns: Option<Vec<String>>,
+    /// Why `watch_patterns` were dropped (both flags were given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    watch_patterns_ignored: Option<String>,
+    /// Why `pty` was not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pty_note: Option<String>,
+}
+
+impl TerminalOutput {
+    fn new(output: String, exit_code: i32) -> Self {
+        TerminalOutput {
+            output,
+            exit_code,
+            error: None,
+            note: None,
+            session_id: None,
+            pid: None,
+            exit_code_meaning: None,
+            notify_on_complete: None,
+            watch_patterns: None,
+            watch_patterns_ignored: None,
+            pty_note: None,
+        }
+    }
 }
 
 /// Run a shell command and return its output and exit code.
@@ -57,7 +92,8 @@ pub struct TerminalOutput {
 /// pass; on timeout the command and every process it started are terminated.
 /// Processes a foreground command leaves running are terminated when it ends,
 /// so start servers and watchers with `background: true` instead and manage
-/// them with `process`.
+/// them with `process`. Background: `notify_on_complete` for bounded jobs,
+/// `watch_patterns` for rare signals of long-lived ones.
 #[hermes_tool(toolset = "terminal", emoji = "💻", max_result_chars = 100000)]
 pub fn terminal(
     ctx: &ToolContext,
@@ -72,26 +108,58 @@ pub fn terminal(
     /// Working directory for this command, absolute or relative to the
     /// session's working directory (default: the session's).
     workdir: Option<String>,
+    /// Run on a pseudo-terminal, for interactive programs (a REPL, a
+    /// prompt); with `background`, answer it through `process` submit
+    /// (default false).
+    pty: Option<bool>,
+    /// With `background`: be notified once when the command exits (default
+    /// false). Not together with `watch_patterns`.
+    notify_on_complete: Option<bool>,
+    /// With `background`: strings to watch the output for; a line that
+    /// contains one sends a notification (at most one per 15 seconds).
+    watch_patterns: Option<Vec<String>>,
 ) -> Result<TerminalOutput, String> {
     if command.trim().is_empty() {
         return Err("command is empty: give the shell command to run".into());
     }
     let cwd = working_dir(ctx, workdir.as_deref())?;
+    let pty = pty.unwrap_or(false);
     if background.unwrap_or(false) {
+        let notify = notify_on_complete.unwrap_or(false);
+        let mut patterns: Vec<String> = watch_patterns
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        let mut ignored = None;
+        if notify && !patterns.is_empty() {
+            patterns.clear();
+            ignored = Some(
+                "watch_patterns were ignored: notify_on_complete is set, and both together \
+                 would notify twice"
+                    .to_string(),
+            );
+        }
+        let options = BackgroundOptions {
+            pty,
+            notify_on_complete: notify,
+            watch_patterns: patterns.clone(),
+        };
         let bg = procs::table()
-            .start(ctx, &command, &cwd)
+            .start(ctx, &command, &cwd, options)
             .map_err(|e| format!("could not start the command: {e}"))?;
-        return Ok(TerminalOutput {
-            output: "Background process started".into(),
-            exit_code: 0,
-            error: None,
-            note: Some(
-                "Use process with this session_id to poll, read the log, wait for or kill it."
-                    .into(),
-            ),
-            session_id: Some(bg.id.clone()),
-            pid: Some(bg.spawned.pid),
-        });
+        let mut out = TerminalOutput::new("Background process started".into(), 0);
+        out.note = Some(
+            "Use process with this session_id to poll, read the log, wait for, write to or \
+             kill it."
+                .into(),
+        );
+        out.session_id = Some(bg.id.clone());
+        out.pid = Some(bg.spawned.pid);
+        out.notify_on_complete = notify.then_some(true);
+        out.watch_patterns = (!patterns.is_empty()).then_some(patterns);
+        out.watch_patterns_ignored = ignored;
+        return Ok(out);
     }
 
     let secs = timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
@@ -105,7 +173,12 @@ pub fn terminal(
         ));
     }
     let env = ChildEnv::for_profile(ctx.profile());
-    let run = procs::spawn(&env, &command, &cwd, FG_HEAD_BYTES, FG_TAIL_BYTES)
+    let options = procs::SpawnOptions {
+        pty,
+        max_processes: procs::contain::max_processes_for(ctx.profile()),
+        ..procs::SpawnOptions::new(FG_HEAD_BYTES, FG_TAIL_BYTES)
+    };
+    let run = procs::spawn_with(&env, &command, &cwd, &options)
         .map_err(|e| format!("could not start the command: {e}"))?;
     // Known to the table while it runs: an agent shutting down meanwhile
     // (this call abandoned on its thread) tears it down too.
@@ -118,33 +191,42 @@ pub fn terminal(
     // command left behind (`cmd &`), which would otherwise be orphaned.
     let report = run.teardown(grace);
     let output = procs::lock(&run.output).render();
+    let limit_note = limit_note(&run);
     let Some(exit_code) = finished else {
-        return Ok(TerminalOutput {
-            output,
-            exit_code: 124,
-            error: Some(format!(
-                "Command timed out after {secs} seconds; it and every process it started \
-                 were terminated"
-            )),
-            note: None,
-            session_id: None,
-            pid: None,
-        });
+        let mut out = TerminalOutput::new(output, 124);
+        out.error = Some(format!(
+            "Command timed out after {secs} seconds; it and every process it started \
+             were terminated"
+        ));
+        out.note = limit_note;
+        return Ok(out);
     };
     let left = report.terminated.len() + report.killed.len();
-    let note = (left > 0).then(|| {
+    let left_note = (left > 0).then(|| {
         format!(
             "{left} process(es) the command left running were terminated; \
              start long-running processes with background=true"
         )
     });
-    Ok(TerminalOutput {
-        output,
-        exit_code,
-        error: None,
-        note,
-        session_id: None,
-        pid: None,
+    let mut out = TerminalOutput::new(output, exit_code);
+    out.note = match (limit_note, left_note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
+    out.exit_code_meaning = exit_codes::meaning(&command, exit_code);
+    Ok(out)
+}
+
+/// A note when forks of the command failed on its process bound.
+fn limit_note(run: &procs::Spawned) -> Option<String> {
+    let hits = run.limit_hits();
+    (hits > 0).then(|| {
+        format!(
+            "the command reached its limit of {} processes and {hits} fork(s) failed \
+             (the profile's {} raises it)",
+            run.max_processes,
+            procs::contain::MAX_PROCESSES_SETTING
+        )
     })
 }
 
@@ -157,6 +239,9 @@ pub enum ProcessAction {
     Log,
     Wait,
     Kill,
+    Write,
+    Submit,
+    Close,
 }
 
 /// Manage the background processes started by `terminal` with `background: true`.
@@ -166,11 +251,13 @@ pub enum ProcessAction {
 /// `limit` lines, or `limit` lines from line `offset`), `wait` (block until
 /// it exits or `timeout` seconds pass), `kill` (terminate it and every
 /// process it started: the process gets SIGTERM and a grace period to stop
-/// its children, then survivors get SIGTERM, then SIGKILL).
+/// its children, then survivors get SIGTERM, then SIGKILL), `write` (send
+/// `data` to its stdin as is), `submit` (send `data` and Enter, to answer a
+/// prompt), `close` (end its stdin: EOF).
 #[hermes_tool(toolset = "terminal", emoji = "⚙️")]
 pub fn process(
     ctx: &ToolContext,
-    /// What to do: list, poll, log, wait or kill.
+    /// What to do: list, poll, log, wait, kill, write, submit or close.
     action: ProcessAction,
     /// The background process's id (`session_id` from `terminal`); needed
     /// by every action but list.
@@ -182,6 +269,8 @@ pub fn process(
     offset: Option<u64>,
     /// For log: how many lines to return (default 200).
     limit: Option<u64>,
+    /// For write and submit: the text to send to the process's stdin.
+    data: Option<String>,
 ) -> Result<Value, String> {
     let table = procs::table();
     if action == ProcessAction::List {
@@ -223,7 +312,47 @@ pub fn process(
         ProcessAction::Log => log(&bg, offset, limit),
         ProcessAction::Wait => wait(&bg, timeout),
         ProcessAction::Kill => kill(ctx, &bg),
+        ProcessAction::Write => write(&bg, data.unwrap_or_default()),
+        ProcessAction::Submit => write(&bg, data.unwrap_or_default() + "\n"),
+        ProcessAction::Close => close(&bg),
     })
+}
+
+/// The answer for input to a process that already exited.
+fn exited_already() -> Value {
+    json!({
+        "status": "already_exited",
+        "error": "The process has already exited; its input is gone",
+    })
+}
+
+fn write(bg: &Background, data: String) -> Value {
+    if bg.exit_code().is_some() {
+        return exited_already();
+    }
+    let chars = data.chars().count();
+    match bg.spawned.write_input(data.as_bytes()) {
+        Ok(WriteOutcome::Written(_)) => json!({"status": "ok", "bytes_written": chars}),
+        Ok(WriteOutcome::Partial(n)) => json!({
+            "status": "partial",
+            "bytes_written": n,
+            "error": format!(
+                "only {n} of {} bytes were written: the process is not reading its input",
+                data.len()
+            ),
+        }),
+        Err(e) => json!({"status": "error", "error": e}),
+    }
+}
+
+fn close(bg: &Background) -> Value {
+    if bg.exit_code().is_some() {
+        return exited_already();
+    }
+    match bg.spawned.close_input() {
+        Ok(message) => json!({"status": "ok", "message": message}),
+        Err(e) => json!({"status": "error", "error": e}),
+    }
 }
 
 fn action_name(action: ProcessAction) -> &'static str {
@@ -233,6 +362,9 @@ fn action_name(action: ProcessAction) -> &'static str {
         ProcessAction::Log => "log",
         ProcessAction::Wait => "wait",
         ProcessAction::Kill => "kill",
+        ProcessAction::Write => "write",
+        ProcessAction::Submit => "submit",
+        ProcessAction::Close => "close",
     }
 }
 
