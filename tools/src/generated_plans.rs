@@ -128,6 +128,12 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::CoercionPlan {
         props: ::std::borrow::Cow::Borrowed(&[
             ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("pty"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
                 name: ::std::borrow::Cow::Borrowed("timeout"),
                 flags: 0,
                 kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
@@ -135,6 +141,18 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
             },
             ::hermes_runtime::__private::PropPlan {
                 name: ::std::borrow::Cow::Borrowed("background"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("watch_patterns"),
+                flags: ::hermes_runtime::__private::PropPlan::ARRAY,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Array]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("notify_on_complete"),
                 flags: 0,
                 kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Boolean]),
                 node: ::hermes_runtime::__private::RepairNode::INERT,
