@@ -10,5 +10,6 @@
 mod harness;
 
 mod files;
+mod procs;
 mod runtime;
 mod web;
