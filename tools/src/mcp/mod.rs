@@ -325,6 +325,12 @@ impl HermesServer {
         let wants = v["notify_on_complete"] == Value::Bool(true) || v["watch_patterns"].is_array();
         if let (true, Some(id)) = (wants, v["session_id"].as_str()) {
             let mut map = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+            if map.len() >= MAX_WATCHED {
+                // Processes the table forgot (killed, or finished long ago)
+                // will not report again.
+                let table = hermes_tools::procs::table();
+                map.retain(|id, _| table.contains(id));
+            }
             if map.len() < MAX_WATCHED {
                 map.insert(id.to_string(), peer.clone());
             }

@@ -194,17 +194,25 @@ impl Drop for CommandCgroup {
     /// the table takes what it left with it), zombies that are ours are
     /// reaped, and the cgroup is removed.
     fn drop(&mut self) {
+        // Killed processes leave the cgroup within milliseconds; an empty
+        // cgroup that still cannot be removed is given a few tries only.
         let deadline = Instant::now() + Duration::from_secs(2);
+        let mut empty_tries = 0;
         loop {
             let members = self.members();
             for &pid in &members {
                 super::teardown::signal(pid, nix::sys::signal::Signal::SIGKILL);
             }
             super::teardown::reap_adopted(&members);
-            if std::fs::remove_dir(&self.dir).is_ok() || Instant::now() >= deadline {
-                return;
+            match std::fs::remove_dir(&self.dir) {
+                Ok(()) => return,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+                Err(_) => {}
             }
-            if members.is_empty() && !self.dir.exists() {
+            if members.is_empty() {
+                empty_tries += 1;
+            }
+            if empty_tries >= 5 || Instant::now() >= deadline {
                 return;
             }
             std::thread::sleep(Duration::from_millis(10));

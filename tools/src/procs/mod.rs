@@ -582,6 +582,11 @@ impl ProcessTable {
             .cloned()
     }
 
+    /// Whether a background process of any profile has this id.
+    pub fn contains(&self, id: &str) -> bool {
+        lock(&self.procs).contains_key(id)
+    }
+
     /// The background processes of `profile`, oldest first.
     pub fn list(&self, profile: &Profile) -> Vec<Arc<Background>> {
         let mut all: Vec<Arc<Background>> = lock(&self.procs)
@@ -611,7 +616,9 @@ impl ProcessTable {
     /// foreground command still running (the agent shutting down), with
     /// `grace`; returns how many background processes were still running.
     pub fn shutdown_all(&self, grace: Duration) -> usize {
-        let all: Vec<Arc<Background>> = lock(&self.procs).values().cloned().collect();
+        // Taken out of the table: once torn down, each is dropped, and with
+        // it its cgroup.
+        let all: Vec<Arc<Background>> = lock(&self.procs).drain().map(|(_, b)| b).collect();
         let foreground: Vec<Foreground> = lock(&self.foreground).values().cloned().collect();
         let mut running = 0;
         std::thread::scope(|s| {

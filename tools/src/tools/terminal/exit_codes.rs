@@ -35,7 +35,7 @@ fn deciding_program(command: &str) -> Option<String> {
         .rfind(|s| !s.is_empty())?;
     let word = last
         .split_whitespace()
-        .find(|w| !(w.contains('=') && !w.starts_with('-')))?;
+        .find(|w| !w.contains('=') || w.starts_with('-'))?;
     word.rsplit('/').next().map(str::to_string)
 }
 

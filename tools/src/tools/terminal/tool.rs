@@ -95,6 +95,8 @@ impl TerminalOutput {
 /// them with `process`. Background: `notify_on_complete` for bounded jobs,
 /// `watch_patterns` for rare signals of long-lived ones.
 #[hermes_tool(toolset = "terminal", emoji = "💻", max_result_chars = 100000)]
+// The model's parameters, one per argument, as every tool declares them.
+#[allow(clippy::too_many_arguments)]
 pub fn terminal(
     ctx: &ToolContext,
     /// The shell command to run (bash syntax where bash is installed).
@@ -330,9 +332,8 @@ fn write(bg: &Background, data: String) -> Value {
     if bg.exit_code().is_some() {
         return exited_already();
     }
-    let chars = data.chars().count();
     match bg.spawned.write_input(data.as_bytes()) {
-        Ok(WriteOutcome::Written(_)) => json!({"status": "ok", "bytes_written": chars}),
+        Ok(WriteOutcome::Written(n)) => json!({"status": "ok", "bytes_written": n}),
         Ok(WriteOutcome::Partial(n)) => json!({
             "status": "partial",
             "bytes_written": n,
