@@ -139,6 +139,12 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
         const {
             &[
                 ::hermes_runtime::__private::prop_plan(
+                    "pty",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
                     "timeout",
                     0,
                     &[::hermes_runtime::__private::Kind::Integer],
@@ -146,6 +152,18 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
                 ),
                 ::hermes_runtime::__private::prop_plan(
                     "background",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "watch_patterns",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "notify_on_complete",
                     0,
                     &[::hermes_runtime::__private::Kind::Boolean],
                     ::hermes_runtime::__private::RepairNode::INERT,

@@ -12,6 +12,7 @@ mod harness;
 mod config;
 mod files;
 mod patch;
+mod procs;
 mod runtime;
 mod terminal;
 mod web;
