@@ -205,7 +205,7 @@ async fn descendants_that_leave_the_group_are_torn_down() {
     let m = sb.mark();
     // A new session, a double fork, and a daemon whose parent exits.
     let mut script = format!(
-        "setsid sleep {m} & disown; (sleep {m} &); (setsid sh -c 'sleep {m} &' &); sleep 0.2; echo started"
+        "printf 'sleep {m} &\\n' > daemon.sh; setsid sleep {m} & disown; (sleep {m} &); (setsid sh daemon.sh &); sleep 0.2; echo started"
     );
     if is_cgroup() {
         // With a cgroup even an empty environment does not help.

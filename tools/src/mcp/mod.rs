@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{error_json, is_error_result, Profile, Registry, ToolContext};
+use hermes_tools::ProcessNotification;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -198,30 +199,59 @@ type Watchers = Arc<Mutex<HashMap<String, Peer<RoleServer>>>>;
 /// yet, hence the `allow`.
 #[allow(deprecated)]
 async fn forward_process_notifications(watchers: Watchers) {
-    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
     let queue = hermes_tools::procs::notify::notifications();
+    // A quick command can end before its call's result is back and its
+    // client known (`watch`): such events wait here, a few seconds at most.
+    let mut waiting: std::collections::VecDeque<(std::time::Instant, ProcessNotification)> =
+        std::collections::VecDeque::new();
     loop {
-        let event = queue.next().await;
-        let peer = {
+        let next = tokio::time::timeout(Duration::from_millis(100), queue.next()).await;
+        let now = std::time::Instant::now();
+        waiting.retain(|(since, _)| now.duration_since(*since) < NOTIFICATION_WAIT);
+        let mut ready = Vec::new();
+        {
             let mut map = watchers.lock().unwrap_or_else(|e| e.into_inner());
-            if event.kind == "completion" {
-                map.remove(&event.session_id)
-            } else {
-                map.get(&event.session_id).cloned()
+            let mut still = std::collections::VecDeque::new();
+            let arrived = next.ok().map(|event| (now, event));
+            for (since, event) in waiting.drain(..).chain(arrived) {
+                let peer = if event.kind == "completion" {
+                    map.remove(&event.session_id)
+                } else {
+                    map.get(&event.session_id).cloned()
+                };
+                match peer {
+                    Some(peer) => ready.push((peer, event)),
+                    None if still.len() < MAX_WAITING_NOTIFICATIONS => {
+                        still.push_back((since, event))
+                    }
+                    None => {}
+                }
             }
-        };
-        let Some(peer) = peer else { continue };
-        let level = if event.kind == "watch_disabled" {
-            LoggingLevel::Warning
-        } else {
-            LoggingLevel::Info
-        };
-        let data = serde_json::to_value(&event).unwrap_or(Value::Null);
-        let param = LoggingMessageNotificationParam::new(level, data).with_logger(PROCESS_LOGGER);
-        let sent = peer.notify_logging_message(param).await;
-        if let Err(e) = sent {
-            tracing::debug!(target: "hermes::mcp", "process notification not sent: {e}");
+            waiting = still;
         }
+        for (peer, event) in ready {
+            send_process_notification(&peer, &event).await;
+        }
+    }
+}
+
+/// How long an event waits for its client to become known.
+const NOTIFICATION_WAIT: Duration = Duration::from_secs(5);
+/// Events waiting for their client at most (the oldest are kept).
+const MAX_WAITING_NOTIFICATIONS: usize = 256;
+
+#[allow(deprecated)]
+async fn send_process_notification(peer: &Peer<RoleServer>, event: &ProcessNotification) {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+    let level = if event.kind == "watch_disabled" {
+        LoggingLevel::Warning
+    } else {
+        LoggingLevel::Info
+    };
+    let data = serde_json::to_value(event).unwrap_or(Value::Null);
+    let param = LoggingMessageNotificationParam::new(level, data).with_logger(PROCESS_LOGGER);
+    if let Err(e) = peer.notify_logging_message(param).await {
+        tracing::debug!(target: "hermes::mcp", "process notification not sent: {e}");
     }
 }
 

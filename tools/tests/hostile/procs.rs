@@ -23,7 +23,9 @@ fn a_fork_bomb_is_bounded_and_torn_down() {
     std::fs::write(profile.path().join(".env"), "TERMINAL_MAX_PROCESSES=48\n").expect("env");
     let out = harness::call(
         "terminal",
-        &json!({"command": ":(){ :|:& };:", "timeout": 3}),
+        // The classic `:(){ :|:& };:` is a hard line (never run); the same
+        // bomb under another name is what the process bound must hold.
+        &json!({"command": "b(){ b|b& };b", "timeout": 3}),
         cwd.path(),
         profile.path(),
         &[],
