@@ -225,3 +225,28 @@ async fn patch_refuses_a_replacement_over_the_size_limit() {
     );
     assert_eq!(sb.read("a.txt"), text, "unchanged");
 }
+
+#[tokio::test]
+async fn read_file_redacts_secrets_as_markers() {
+    let sb = Sandbox::new();
+    let text = "key = sk-proj-abcdefghijklmnop1234\n\
+                auth: Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456\n\
+                -----BEGIN OPENSSH PRIVATE KEY-----\n\
+                b3BlbnNzaC1rZXktdjEAAAAA\n\
+                -----END OPENSSH PRIVATE KEY-----\n\
+                db = postgres://app:s3cret@db:5432/x\n\
+                plain line\n";
+    std::fs::write(sb.dir.path().join("conf.txt"), text).unwrap();
+    let v = sb.call("read_file", json!({"path": "conf.txt"})).await;
+    let content = v["content"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(
+        content,
+        "1|key = «redacted:sk-…»\n\
+         2|auth: Authorization: Bearer abcdef...3456\n\
+         3|[REDACTED PRIVATE KEY]\n\
+         6|db = postgres://app:***@db:5432/x\n\
+         7|plain line"
+    );
+    // The file itself is untouched.
+    assert_eq!(sb.read("conf.txt"), text);
+}

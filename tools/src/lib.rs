@@ -14,6 +14,7 @@ pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
 pub mod procs;
+pub mod redact;
 mod schema_util;
 
 pub use agent_loop::install_agent_loop_executors;

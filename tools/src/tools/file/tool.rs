@@ -31,9 +31,12 @@ mod test_util;
 mod write_tests;
 
 use hermes_macros::hermes_tool;
+use std::borrow::Cow;
 use std::path::Path;
 
 use hermes_runtime::ToolContext;
+
+use crate::redact::{redact_as, Scope};
 
 /// Read a text file and return its lines numbered `N|text`, a page at a time.
 ///
@@ -50,7 +53,11 @@ pub fn read_file(
     limit: Option<u64>,
 ) -> Result<read::ReadFileOutput, error::FileError> {
     guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
-    read::read_file(ctx.cwd(), &path, offset, limit)
+    let mut out = read::read_file(ctx.cwd(), &path, offset, limit)?;
+    if let Cow::Owned(clean) = redact_as(&out.content, Scope::FileRead) {
+        out.content = clean;
+    }
+    Ok(out)
 }
 
 /// Write a text file, replacing its contents; missing parent folders are created.
