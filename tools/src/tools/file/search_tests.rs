@@ -149,8 +149,7 @@ fn search_output_shape() {
         serde_json::to_value(&out).unwrap(),
         serde_json::json!({
             "total_count": 1,
-            "matches": [{"path": "a.txt", "line": 1, "content": "x1"}],
-            "truncated": false
+            "matches": [{"path": "a.txt", "line": 1, "content": "x1"}]
         })
     );
 }

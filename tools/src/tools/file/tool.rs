@@ -37,6 +37,7 @@ use std::path::Path;
 use hermes_runtime::ToolContext;
 
 use crate::redact::{redact_as, Scope};
+pub use search::{OutputMode, Target};
 
 /// Read a text file and return its lines numbered `N|text`, a page at a time.
 ///
@@ -99,30 +100,58 @@ pub fn patch(
     )
 }
 
-/// Search file contents with a regular expression, honouring .gitignore.
+/// Search file contents with a regular expression, or find files by name.
 ///
-/// Returns matching lines with their file and line number; binary and hidden
-/// files are skipped.
+/// Content search (`target: "content"`, the default) returns matching lines
+/// with their file and line number (`output_mode: "content"`), the files that
+/// match (`"files_only"`) or the matches per file (`"count"`); `context` adds
+/// lines around each match. File search (`target: "files"`) finds files whose
+/// names match a glob such as `*.py`, newest first: use it instead of `ls` or
+/// `find`. Both honour .gitignore and skip hidden and binary files; page with
+/// `offset` and `limit`.
 #[hermes_tool(toolset = "file", emoji = "🔎")]
+#[allow(clippy::too_many_arguments)]
 pub fn search_files(
     ctx: &ToolContext,
-    /// Regular expression (Rust regex syntax) to look for.
+    /// Regular expression (Rust regex syntax) for content search, or a glob such
+    /// as `*.py` for file search.
     pattern: String,
+    /// `content` (search inside files, the default) or `files` (find files by name).
+    target: Option<Target>,
     /// Folder or file to search, relative to the working directory (default: it).
     path: Option<String>,
-    /// Only search files matching this glob, e.g. `*.rs`.
+    /// Content search: only search files matching this glob, e.g. `*.rs`.
     file_glob: Option<String>,
-    /// Most matches to return (default 50).
+    /// Most results to return (default 50, at most 1000).
     limit: Option<u64>,
+    /// Results to skip first, to page through many (default 0).
+    offset: Option<u64>,
+    /// Content search: `content` (matching lines, the default), `files_only`
+    /// (paths of matching files) or `count` (matches per file).
+    output_mode: Option<OutputMode>,
+    /// Content search: lines to show before and after each match (default 0,
+    /// at most 20).
+    context: Option<u64>,
 ) -> Result<search::SearchOutput, error::FileError> {
+    let guard = guard::Guard::new(ctx);
     if let Some(path) = path.as_deref().filter(|p| !p.is_empty()) {
-        guard::check_read(ctx, Path::new(path)).map_err(error::FileError::Refused)?;
+        let real = guard.resolve(Path::new(path));
+        if let Some(refused) = guard.read_error(Path::new(path), &real) {
+            return Err(error::FileError::Refused(refused));
+        }
     }
-    search::search_files(
-        ctx.cwd(),
-        &pattern,
-        path.as_deref(),
-        file_glob.as_deref(),
+    let req = search::SearchRequest {
+        pattern: &pattern,
+        target: target.unwrap_or_default(),
+        path: path.as_deref(),
+        file_glob: file_glob.as_deref(),
         limit,
-    )
+        offset,
+        output_mode: output_mode.unwrap_or_default(),
+        context,
+    };
+    let deadline = std::time::Instant::now() + search::MAX_SEARCH_TIME;
+    let mut out = search::search(ctx.cwd(), &req, Some(&guard), deadline)?;
+    out.densify();
+    Ok(out)
 }
