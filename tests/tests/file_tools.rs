@@ -439,3 +439,99 @@ async fn search_files_redacts_the_lines_it_returns() {
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn read_file_answers_an_unchanged_page_briefly_then_refuses() {
+    let sb = Sandbox::new();
+    let ctx = sb.ctx.clone().with_task_id("reread-task");
+    let call = |args: Value| {
+        let ctx = ctx.clone();
+        async move {
+            let out = hermes_tools::registry()
+                .dispatch("read_file", args, &ctx)
+                .await;
+            serde_json::from_str::<Value>(&out).unwrap()
+        }
+    };
+    std::fs::write(sb.dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let v = call(json!({"path": "a.txt"})).await;
+    assert_eq!(v["content"], "1|one\n2|two");
+    let v = call(json!({"path": "a.txt"})).await;
+    assert_eq!(v["status"], "unchanged", "{v}");
+    assert_eq!(v["content_returned"], false);
+    assert!(v.get("content").is_none());
+    let v = call(json!({"path": "a.txt"})).await;
+    assert!(
+        v["error"].as_str().unwrap().contains("has not changed"),
+        "{v}"
+    );
+    // Another page is a new read; so is the same page once the file changed.
+    let v = call(json!({"path": "a.txt", "limit": 1})).await;
+    assert_eq!(v["content"], "1|one");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::write(sb.dir.path().join("a.txt"), "one\nthree\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(sb.dir.path().join("a.txt"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let v = call(json!({"path": "a.txt"})).await;
+    assert_eq!(v["content"], "1|one\n2|three");
+    // Another task reads it afresh.
+    let v = sb.call("read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(v["content"], "1|one\n2|three");
+}
+
+#[tokio::test]
+async fn read_file_shows_notebook_cells_and_refuses_binaries() {
+    let sb = Sandbox::new();
+    let nb = json!({
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Title\n", "Some text"]},
+            {"cell_type": "code", "execution_count": 1, "metadata": {},
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": ["hello\n"]}],
+             "source": ["print('hello')\n", "x = 1"]},
+            {"cell_type": "raw", "metadata": {}, "source": "raw text\n"},
+            {"cell_type": "code", "metadata": {}, "outputs": [], "source": "y = 2"}
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    std::fs::write(sb.dir.path().join("nb.ipynb"), nb.to_string()).unwrap();
+    let v = sb.call("read_file", json!({"path": "nb.ipynb"})).await;
+    assert_eq!(
+        v["content"],
+        "1|# ── Markdown cell 1 ──\n2|# Title\n3|Some text\n4|\n5|# ── Code cell 1 ──\n\
+         6|print('hello')\n7|x = 1\n8|\n9|# ── Raw cell ──\n10|raw text\n11|\n\
+         12|# ── Code cell 2 ──\n13|y = 2",
+        "{v}"
+    );
+    assert_eq!(v["extracted_document"], true);
+    assert_eq!(v["total_lines"], 13);
+    // Paged like any text.
+    let v = sb
+        .call(
+            "read_file",
+            json!({"path": "nb.ipynb", "offset": 6, "limit": 2}),
+        )
+        .await;
+    assert_eq!(v["content"], "6|print('hello')\n7|x = 1");
+    assert_eq!(v["next_offset"], 8);
+    // Not a notebook inside: read as text.
+    std::fs::write(sb.dir.path().join("bad.ipynb"), "not json\n").unwrap();
+    let v = sb.call("read_file", json!({"path": "bad.ipynb"})).await;
+    assert_eq!(v["content"], "1|not json");
+    assert!(v.get("extracted_document").is_none());
+
+    // Binary files: by extension without reading, or by their content.
+    std::fs::write(sb.dir.path().join("img.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    std::fs::write(sb.dir.path().join("blob.txt"), b"abc\0def").unwrap();
+    for (path, why) in [("img.png", ".png"), ("blob.txt", "NUL")] {
+        let v = sb.call("read_file", json!({"path": path})).await;
+        let e = v["error"].as_str().unwrap();
+        assert!(
+            e.starts_with("Cannot read binary file") && e.contains(why),
+            "{e}"
+        );
+    }
+}

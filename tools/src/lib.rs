@@ -21,6 +21,7 @@ pub use agent_loop::install_agent_loop_executors;
 pub use generated::clarify::{
     clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
 };
+pub use generated::file::forget_file_reads;
 pub use generated::memory::snapshot as memory_snapshot;
 pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};

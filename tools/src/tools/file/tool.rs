@@ -16,6 +16,7 @@ pub(crate) mod guard;
 mod ignore_budget;
 mod patch;
 mod read;
+mod read_state;
 mod search;
 mod write;
 
@@ -37,28 +38,49 @@ use std::path::Path;
 use hermes_runtime::ToolContext;
 
 use crate::redact::{redact_as, Scope};
+pub use read_state::forget_reads as forget_file_reads;
 pub use search::{OutputMode, Target};
 
 /// Read a text file and return its lines numbered `N|text`, a page at a time.
 ///
 /// Use `offset` and `limit` to page through long files; the result says where
-/// the next page starts. Binary files are refused.
+/// the next page starts. Jupyter notebooks (`.ipynb`) are shown as the text of
+/// their cells. Binary files are refused. Reading a page again while the file
+/// is unchanged answers that it is unchanged instead of repeating it.
 #[hermes_tool(toolset = "file", emoji = "📖")]
 pub fn read_file(
     ctx: &ToolContext,
-    /// Path of the file, absolute or relative to the working directory.
+    /// Path of the file: absolute, relative to the working directory, or `~/...`.
     path: String,
     /// First line to return, 1-based (default 1).
     offset: Option<u64>,
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
-) -> Result<read::ReadFileOutput, error::FileError> {
-    guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
+) -> Result<ReadAnswer, error::FileError> {
+    let real = guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
+    let (first, count) = read::page_bounds(offset, limit);
+    let task = ctx.task_id();
+    match read_state::before_read(task, &real, &path, first, count) {
+        read_state::Before::Read => {}
+        read_state::Before::Unchanged(note) => return Ok(ReadAnswer::Unchanged(note)),
+        read_state::Before::Refuse(why) => return Err(error::FileError::Refused(why)),
+    }
     let mut out = read::read_file(ctx.cwd(), &path, offset, limit)?;
     if let Cow::Owned(clean) = redact_as(&out.content, Scope::FileRead) {
         out.content = clean;
     }
-    Ok(out)
+    out.warning = read_state::after_read(task, &real, &path, first, count)
+        .map_err(error::FileError::Refused)?;
+    Ok(ReadAnswer::Page(out))
+}
+
+/// What `read_file` answers: a page, or a note that the page is unchanged
+/// since this task last read it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum ReadAnswer {
+    Page(read::ReadFileOutput),
+    Unchanged(read_state::Unchanged),
 }
 
 /// Write a text file, replacing its contents; missing parent folders are created.
@@ -70,8 +92,11 @@ pub fn write_file(
     /// The complete new contents of the file.
     content: String,
 ) -> Result<write::WriteFileOutput, error::FileError> {
-    guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
-    write::write_file(ctx.cwd(), &path, &content)
+    let real =
+        guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
+    let out = write::write_file(ctx.cwd(), &path, &content)?;
+    read_state::note_write(ctx.task_id(), &real);
+    Ok(out)
 }
 
 /// Replace exact text in a file and show the diff.
