@@ -9,11 +9,11 @@
 //! or the number of matching lines per file (`count`).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::fs::{self, File};
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use ignore::overrides::OverrideBuilder;
@@ -63,6 +63,11 @@ pub const DENSIFY_MIN_MATCHES: usize = 5;
 /// What `matches_format` says about `matches_text`.
 pub const MATCHES_FORMAT: &str = "grouped by file: a line with the path, then one \
     '  <line>: <content>' line per match in that file";
+/// Threads reading files for one content search, at most.
+const MAX_WORKERS: usize = 8;
+/// Files between the walk and the answer at once (being read, or read and
+/// waiting for those before them).
+const IN_FLIGHT: usize = 32;
 /// Bytes read from a file at a time by the content search.
 const CHUNK_BYTES: usize = 128 * 1024;
 
@@ -611,10 +616,100 @@ impl Run<'_> {
         }
     }
 
-    /// Opens a file of the walk for reading, or `None`.
-    fn open(path: &Path) -> Option<File> {
-        let (file, meta) = open_regular(path).ok()?;
-        meta.is_file().then_some(file)
+    /// Content search: walks the files in path order, hands them to
+    /// worker threads (as many as the machine has cores, at most
+    /// [`MAX_WORKERS`]) to read as `want` says, and calls `take` with each
+    /// file's result in path order, until it answers false. At most
+    /// [`IN_FLIGHT`] files are read or waiting at once, so memory stays
+    /// bounded whatever the tree.
+    fn content(
+        &mut self,
+        matcher: &Matcher,
+        want: Want,
+        mut take: impl FnMut(&mut Self, &Path, Found) -> bool,
+    ) {
+        let workers = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, MAX_WORKERS);
+        let deadline = self.deadline;
+        std::thread::scope(|scope| {
+            let (job_tx, job_rx) = mpsc::sync_channel::<(usize, PathBuf)>(IN_FLIGHT);
+            let job_rx = Arc::new(Mutex::new(job_rx));
+            let (found_tx, found_rx) = mpsc::channel::<(usize, PathBuf, Option<Found>)>();
+            for _ in 0..workers {
+                let jobs = job_rx.clone();
+                let found = found_tx.clone();
+                scope.spawn(move || {
+                    let mut buf = Vec::new();
+                    loop {
+                        let job = jobs.lock().map_or(None, |rx| rx.recv().ok());
+                        let Some((index, path)) = job else {
+                            return;
+                        };
+                        let result = read_file(&path, matcher, want, deadline, &mut buf);
+                        if found.send((index, path, result)).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            drop(found_tx);
+            // Results that came before those ahead of them.
+            let mut waiting: BTreeMap<usize, (PathBuf, Option<Found>)> = BTreeMap::new();
+            let mut next = 0usize;
+            let mut sent = 0usize;
+            let mut open = true;
+            // Takes the results that are next in order; false once `take` is done.
+            let mut drain = |run: &mut Self,
+                             waiting: &mut BTreeMap<usize, (PathBuf, Option<Found>)>,
+                             next: &mut usize,
+                             open: &mut bool| {
+                while let Some((path, found)) = waiting.remove(next) {
+                    *next += 1;
+                    if let Some(found) = found {
+                        run.cut_lines += found.scan.cut_lines;
+                        let late = found.scan.out_of_time;
+                        if *open && !take(run, &path, found) {
+                            *open = false;
+                        }
+                        if late {
+                            run.out_of_time = true;
+                            *open = false;
+                        }
+                    }
+                }
+            };
+            self.each_file(|run, path, _| {
+                // Keep at most IN_FLIGHT files between the walk and `take`.
+                while sent - next >= IN_FLIGHT && open {
+                    match found_rx.recv() {
+                        Ok((i, p, f)) => {
+                            waiting.insert(i, (p, f));
+                        }
+                        Err(_) => break,
+                    }
+                    drain(run, &mut waiting, &mut next, &mut open);
+                }
+                if !open {
+                    return false;
+                }
+                if job_tx.send((sent, path.to_path_buf())).is_err() {
+                    return false;
+                }
+                sent += 1;
+                true
+            });
+            drop(job_tx);
+            while next < sent {
+                match found_rx.recv() {
+                    Ok((i, p, f)) => {
+                        waiting.insert(i, (p, f));
+                    }
+                    Err(_) => break,
+                }
+                drain(self, &mut waiting, &mut next, &mut open);
+            }
+        });
     }
 
     /// Content mode: matching lines (and context), paged.
@@ -622,33 +717,13 @@ impl Run<'_> {
         let context = context.min(MAX_CONTEXT) as usize;
         let mut out = SearchOutput::default();
         let mut total = 0u64;
-        self.each_file(|run, path, _| {
-            let Some(file) = Self::open(path) else {
-                return true;
-            };
-            // Lines of this file that may land on the page.
-            let room = page.end().saturating_sub(total);
-            let mut kept: Vec<(u64, String)> = Vec::new();
-            let mut count = 0u64;
-            let mut keep = |line_no: u64, text: &[u8]| {
-                if count < room {
-                    let text = String::from_utf8_lossy(text);
-                    kept.push((line_no, cut_line(&text, MAX_MATCH_LINE_CHARS)));
-                }
-                count += 1;
-                true
-            };
-            let scanned = if context > 0 || matcher.chunk.is_none() {
-                scan_lines(file, matcher, context, run.deadline, &mut keep)
-            } else {
-                scan_chunks(file, matcher, run.deadline, &mut keep)
-            };
-            let Some(scan) = scanned else {
-                return true;
-            };
-            run.cut_lines += scan.cut_lines;
+        let want = Want::Lines {
+            context,
+            keep: page.end(),
+        };
+        self.content(matcher, want, |run, path, found| {
             let shown = run.walk.shown(path);
-            for (i, (line, content)) in kept.into_iter().enumerate() {
+            for (i, (line, content)) in found.kept.into_iter().enumerate() {
                 if page.holds(total + i as u64) {
                     let content = match redact_as(&content, Scope::FileRead) {
                         std::borrow::Cow::Owned(clean) => clean,
@@ -661,11 +736,7 @@ impl Run<'_> {
                     });
                 }
             }
-            total += count;
-            if scan.out_of_time {
-                run.out_of_time = true;
-                return false;
-            }
+            total += found.count;
             true
         });
         let shown = out.matches.len();
@@ -677,32 +748,12 @@ impl Run<'_> {
     fn files_only(&mut self, matcher: &Matcher, page: Page) -> SearchOutput {
         let mut out = SearchOutput::default();
         let mut total = 0u64;
-        self.each_file(|run, path, _| {
-            let Some(file) = Self::open(path) else {
-                return true;
-            };
-            let mut found = false;
-            let mut first = |_: u64, _: &[u8]| {
-                found = true;
-                false
-            };
-            let scanned = match matcher.chunk {
-                Some(_) => scan_chunks(file, matcher, run.deadline, &mut first),
-                None => scan_lines(file, matcher, 0, run.deadline, &mut first),
-            };
-            let Some(scan) = scanned else {
-                return true;
-            };
-            run.cut_lines += scan.cut_lines;
-            if found {
+        self.content(matcher, Want::First, |run, path, found| {
+            if found.count > 0 {
                 if page.holds(total) {
                     out.files.push(run.walk.shown(path));
                 }
                 total += 1;
-            }
-            if scan.out_of_time {
-                run.out_of_time = true;
-                return false;
             }
             true
         });
@@ -717,33 +768,13 @@ impl Run<'_> {
         let mut out = SearchOutput::default();
         let mut files = 0u64;
         let mut total = 0u64;
-        self.each_file(|run, path, _| {
-            let Some(file) = Self::open(path) else {
-                return true;
-            };
-            let mut count = 0u64;
-            let mut tally = |_: u64, _: &[u8]| {
-                count += 1;
-                true
-            };
-            let scanned = match matcher.chunk {
-                Some(_) => scan_chunks(file, matcher, run.deadline, &mut tally),
-                None => scan_lines(file, matcher, 0, run.deadline, &mut tally),
-            };
-            let Some(scan) = scanned else {
-                return true;
-            };
-            run.cut_lines += scan.cut_lines;
-            if count > 0 {
+        self.content(matcher, Want::Count, |run, path, found| {
+            if found.count > 0 {
                 if page.holds(files) {
-                    out.counts.0.push((run.walk.shown(path), count));
+                    out.counts.0.push((run.walk.shown(path), found.count));
                 }
                 files += 1;
-                total += count;
-            }
-            if scan.out_of_time {
-                run.out_of_time = true;
-                return false;
+                total += found.count;
             }
             true
         });
@@ -795,6 +826,67 @@ fn display_prefix(given: &str) -> String {
     }
 }
 
+/// What a content search wants of one file.
+#[derive(Debug, Clone, Copy)]
+enum Want {
+    /// Matching lines (and `context` lines around them): all counted, the
+    /// first `keep` kept.
+    Lines { context: usize, keep: u64 },
+    /// Whether any line matches.
+    First,
+    /// How many lines match.
+    Count,
+}
+
+/// What one file held.
+#[derive(Debug, Default)]
+struct Found {
+    /// Lines found (matching, and context lines).
+    count: u64,
+    /// The first of them (number, text cut for showing).
+    kept: Vec<(u64, String)>,
+    scan: Scan,
+}
+
+/// Reads the file at `path` for a content search; `None` when it is
+/// binary, unreadable or not a regular file.
+fn read_file(
+    path: &Path,
+    matcher: &Matcher,
+    want: Want,
+    deadline: Instant,
+    buf: &mut Vec<u8>,
+) -> Option<Found> {
+    let (file, meta) = open_regular(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut found = Found::default();
+    let (context, keep) = match want {
+        Want::Lines { context, keep } => (context, keep),
+        Want::First | Want::Count => (0, 0),
+    };
+    let first_only = matches!(want, Want::First);
+    let mut count = 0u64;
+    let mut kept = Vec::new();
+    let mut hit = |line_no: u64, text: &[u8]| {
+        if count < keep {
+            let text = String::from_utf8_lossy(text);
+            kept.push((line_no, cut_line(&text, MAX_MATCH_LINE_CHARS)));
+        }
+        count += 1;
+        !first_only
+    };
+    found.scan = if context > 0 || matcher.chunk.is_none() {
+        scan_lines(file, matcher, context, deadline, &mut hit)?
+    } else {
+        scan_chunks(file, matcher, deadline, buf, &mut hit)?
+    };
+    found.count = count;
+    found.kept = kept;
+    Some(found)
+}
+
 /// How reading one file went.
 #[derive(Debug, Default)]
 struct Scan {
@@ -813,12 +905,15 @@ fn scan_chunks(
     mut file: File,
     matcher: &Matcher,
     deadline: Instant,
+    buf: &mut Vec<u8>,
     hit: &mut dyn FnMut(u64, &[u8]) -> bool,
 ) -> Option<Scan> {
     let chunk_re = matcher.chunk.as_ref()?;
     let cap = MAX_SEARCH_LINE_BYTES;
     let mut scan = Scan::default();
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
+    // `buf[..filled]` is what was read and not yet searched; `buf` itself
+    // is kept between files (zeroed once, when it grows).
+    let mut filled = 0usize;
     // Lines before `buf[0]`.
     let mut lines = 0u64;
     // Reading past the rest of a cut line.
@@ -830,29 +925,36 @@ fn scan_chunks(
             scan.out_of_time = true;
             break;
         }
-        let held = buf.len();
-        buf.resize(held + CHUNK_BYTES, 0);
+        let held = filled;
+        if buf.len() < held + CHUNK_BYTES {
+            buf.resize(held + CHUNK_BYTES, 0);
+        }
         let n = loop {
-            match file.read(&mut buf[held..]) {
+            match file.read(&mut buf[held..held + CHUNK_BYTES]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => return None,
             }
         };
-        buf.truncate(held + n);
+        filled = held + n;
         if n == 0 {
             eof = true;
-        } else if memchr::memchr(0, &buf[held..]).is_some() {
+        } else if memchr::memchr(0, &buf[held..filled]).is_some() {
             return None;
         }
+        // Where the unsearched text starts, and where the line at
+        // `buf[start..]` began being read (`held` for a line in progress).
+        let mut start = 0;
+        let mut line_from = held;
         if skipping {
-            match memchr::memchr(b'\n', &buf) {
+            match memchr::memchr(b'\n', &buf[..filled]) {
                 Some(i) => {
-                    buf.drain(..=i);
+                    start = i + 1;
+                    line_from = start;
                     skipping = false;
                 }
                 None => {
-                    buf.clear();
+                    filled = 0;
                     if eof {
                         break;
                     }
@@ -860,49 +962,56 @@ fn scan_chunks(
                 }
             }
         }
-        // `buf[..held]` holds no line end: a line's start.
-        let first_end = memchr::memchr(b'\n', &buf[held.min(buf.len())..]).map(|i| held + i);
-        let mut start = 0;
+        // `buf[start..line_from]` holds no line end: one line's start.
+        let first_end = memchr::memchr(b'\n', &buf[line_from..filled]).map(|i| line_from + i);
         match first_end {
-            Some(end) if end > cap => {
+            Some(end) if end - start > cap => {
                 // The first line is too long: matched on its start only.
                 scan.cut_lines += 1;
                 lines += 1;
-                if matcher.line_matches(strip_newline(&buf[..cap], true)) {
-                    more = hit(lines, &buf[..cap]);
+                let line = &buf[start..start + cap];
+                if matcher.line_matches(line) {
+                    more = hit(lines, line);
                 }
                 start = end + 1;
             }
-            None if !eof && buf.len() > cap => {
+            None if filled - start > cap => {
                 scan.cut_lines += 1;
                 lines += 1;
-                if matcher.line_matches(&buf[..cap]) {
-                    more = hit(lines, &buf[..cap]);
+                let line = &buf[start..start + cap];
+                if matcher.line_matches(line) {
+                    more = hit(lines, line);
                 }
-                buf.clear();
+                if eof {
+                    break;
+                }
+                filled = 0;
                 skipping = true;
                 continue;
             }
-            None if !eof => continue,
+            None if !eof => {
+                // A line in progress: keep it at the front and read on.
+                buf.copy_within(start..filled, 0);
+                filled -= start;
+                continue;
+            }
             _ => {}
         }
         let end = if eof {
-            buf.len()
+            filled
         } else {
-            memchr::memrchr(b'\n', &buf)
-                .map_or(start, |i| i + 1)
-                .max(start)
+            memchr::memrchr(b'\n', &buf[start..filled]).map_or(start, |i| start + i + 1)
         };
         if more && start < end {
-            let region = &buf[start..end];
-            let (counted, go_on) = scan_region(region, chunk_re, matcher, lines, hit);
+            let (counted, go_on) = scan_region(&buf[start..end], chunk_re, matcher, lines, hit);
             lines += counted;
             more = go_on;
         }
-        buf.drain(..end);
         if eof {
             break;
         }
+        buf.copy_within(end..filled, 0);
+        filled -= end;
     }
     Some(scan)
 }
