@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod file_reads;
 mod files;
 mod runtime;
 mod web;
