@@ -106,12 +106,26 @@ static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
 /// `search_files`
 static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::CoercionPlan {
-        props: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::PropPlan {
-            name: ::std::borrow::Cow::Borrowed("limit"),
-            flags: 0,
-            kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
-            node: ::hermes_runtime::__private::RepairNode::INERT,
-        }]),
+        props: ::std::borrow::Cow::Borrowed(&[
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("limit"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("offset"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+            ::hermes_runtime::__private::PropPlan {
+                name: ::std::borrow::Cow::Borrowed("context"),
+                flags: 0,
+                kinds: ::std::borrow::Cow::Borrowed(&[::hermes_runtime::__private::Kind::Integer]),
+                node: ::hermes_runtime::__private::RepairNode::INERT,
+            },
+        ]),
     };
 /// `skill_view`
 static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
