@@ -119,12 +119,26 @@ static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
 static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
-            &[::hermes_runtime::__private::prop_plan(
-                "limit",
-                0,
-                &[::hermes_runtime::__private::Kind::Integer],
-                ::hermes_runtime::__private::RepairNode::INERT,
-            )]
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "limit",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "offset",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "context",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
         },
     );
 /// `skill_view`

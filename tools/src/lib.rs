@@ -20,12 +20,14 @@ pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
 pub mod procs;
+pub mod redact;
 mod schema_util;
 
 pub use agent_loop::install_agent_loop_executors;
 pub use generated::clarify::{
     clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
 };
+pub use generated::file::forget_file_reads;
 pub use generated::memory::snapshot as memory_snapshot;
 pub use generated::terminal::session::{
     end as end_terminal_session, end_profile as end_profile_terminal_sessions,

@@ -10,6 +10,7 @@
 mod harness;
 
 mod config;
+mod file_reads;
 mod files;
 mod patch;
 mod procs;
