@@ -983,10 +983,15 @@ fn runtime() -> tokio::runtime::Runtime {
 }
 
 fn lines_read(rt: &tokio::runtime::Runtime, ctx: &ToolContext) -> usize {
+    // A task of its own per read: read_file answers a page one task read
+    // before, unchanged, with a note instead of the lines.
+    static READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let ctx = ctx.clone().with_task_id(format!("config-read-{n}"));
     let out = rt.block_on(hermes_tools::registry().dispatch_json(
         "read_file",
         r#"{"path": "f.txt", "limit": 50}"#,
-        ctx,
+        &ctx,
     ));
     let v: Value = serde_json::from_str(&out).unwrap();
     v["content"]

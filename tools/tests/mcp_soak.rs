@@ -37,7 +37,9 @@ const DEADLINE: Duration = Duration::from_secs(120);
 async fn serve_http_survives_a_soak() {
     let start = Instant::now();
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("small.txt"), "soak line\n").unwrap();
+    // One line per call: a page read again unchanged is refused (read_file
+    // answers repeated reads as the reference does), so each call reads its own.
+    std::fs::write(dir.path().join("small.txt"), "soak line\n".repeat(CALLS)).unwrap();
     let server = Server::start(
         dir.path(),
         &[
@@ -155,10 +157,11 @@ async fn serve_http_survives_a_soak() {
         .unwrap()
         .unwrap();
     let mut calls = tokio::task::JoinSet::new();
-    for _ in 0..CALLS {
+    for line in 1..=CALLS {
         let peer = client.peer().clone();
         calls.spawn(async move {
-            let Value::Object(args) = json!({"path": "small.txt"}) else {
+            let Value::Object(args) = json!({"path": "small.txt", "offset": line, "limit": 1})
+            else {
                 unreachable!()
             };
             peer.call_tool(CallToolRequestParams::new("read_file").with_arguments(args))
