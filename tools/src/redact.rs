@@ -18,7 +18,11 @@
 //! when nothing does, the text is returned borrowed, with no allocation.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{LazyLock, Mutex};
+
+use hermes_runtime::Profile;
 
 use regex::{Captures, Regex, RegexSet};
 
@@ -126,6 +130,71 @@ pub fn enabled() -> bool {
         })
     });
     *ON
+}
+
+/// Whether redaction is on for `profile`: `HERMES_REDACT_SECRETS` in the
+/// process environment when set, else the profile's
+/// `security.redact_secrets` (config.yaml or its `.env`) as it was at the
+/// profile's first redaction. Both are read once, so a command run later
+/// (one that edits config.yaml, say) cannot turn redaction off mid-session.
+pub fn enabled_for(profile: &Profile) -> bool {
+    /// Profiles remembered; past it, the process setting answers.
+    const MAX_PROFILES: usize = 256;
+    static SET: LazyLock<bool> = LazyLock::new(|| std::env::var_os(ENABLE_VAR).is_some());
+    static PROFILES: LazyLock<Mutex<HashMap<PathBuf, bool>>> = LazyLock::new(Mutex::default);
+    if *SET {
+        return enabled();
+    }
+    let mut known = PROFILES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(&on) = known.get(profile.home()) {
+        return on;
+    }
+    let on = profile.config().security.redact_secrets.value;
+    if known.len() < MAX_PROFILES {
+        known.insert(profile.home().to_path_buf(), on);
+    }
+    on
+}
+
+/// `text` redacted as `scope` when redaction is on for `profile`.
+pub fn redact_for<'t>(profile: &Profile, text: &'t str, scope: Scope) -> Cow<'t, str> {
+    if enabled_for(profile) {
+        force_redact(text, scope)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// The output of shell `command` redacted for `profile`: as
+/// [`Scope::Text`] when the command dumps the environment (a segment of a
+/// pipeline or list starts with `env`, `printenv`, `set`, `export` or
+/// `declare`), where `NAME=value` lines are the point, else as
+/// [`Scope::Code`], where they would be false alarms in source and config
+/// files. Key-shaped secrets are masked either way.
+pub fn redact_command_output<'t>(
+    profile: &Profile,
+    command: &str,
+    output: &'t str,
+) -> Cow<'t, str> {
+    let scope = if dumps_environment(command) {
+        Scope::Text
+    } else {
+        Scope::Code
+    };
+    redact_for(profile, output, scope)
+}
+
+/// Whether a segment of `command` (split at `|`, `;`, `&`) starts with a
+/// command that prints the environment.
+pub fn dumps_environment(command: &str) -> bool {
+    const DUMPERS: &[&str] = &["env", "printenv", "set", "export", "declare"];
+    command.split(['|', ';', '&']).any(|segment| {
+        segment
+            .split_whitespace()
+            .next()
+            .map(|word| word.trim_matches(['"', '\'']))
+            .is_some_and(|word| DUMPERS.contains(&word))
+    })
 }
 
 /// `text` with its secrets replaced ([`Scope::Text`]), unless redaction is

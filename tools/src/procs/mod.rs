@@ -545,6 +545,7 @@ impl ProcessTable {
                 command: command.to_string(),
                 profile_home: ctx.profile().home().to_path_buf(),
                 task_id: ctx.session_id().map(str::to_string),
+                redact: crate::redact::enabled_for(ctx.profile()),
             },
             options.notify_on_complete,
             options.watch_patterns,

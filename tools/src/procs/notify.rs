@@ -11,6 +11,7 @@
 //! after the process exited are ignored. The queue holds at most
 //! [`MAX_QUEUED`] events; beyond that the oldest are dropped and counted.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -145,9 +146,31 @@ pub struct Origin {
     pub command: String,
     pub profile_home: PathBuf,
     pub task_id: Option<String>,
+    /// Whether secrets in the output and the command are redacted
+    /// (`redact::enabled_for` the profile, taken when the process started).
+    pub redact: bool,
 }
 
 impl Origin {
+    /// Queues `event`, its output and command redacted as `terminal`'s are.
+    fn send(&self, mut event: ProcessNotification) {
+        if self.redact {
+            use crate::redact::{dumps_environment, force_redact, Scope};
+            let scope = if dumps_environment(&event.command) {
+                Scope::Text
+            } else {
+                Scope::Code
+            };
+            if let Cow::Owned(clean) = force_redact(&event.output, scope) {
+                event.output = clean;
+            }
+            if let Cow::Owned(clean) = force_redact(&event.command, Scope::Code) {
+                event.command = clean;
+            }
+        }
+        notifications().push(event);
+    }
+
     fn event(&self, kind: &'static str) -> ProcessNotification {
         ProcessNotification {
             kind,
@@ -259,7 +282,7 @@ impl Watcher {
                         WATCH_STRIKE_LIMIT
                     ));
                     drop(state);
-                    notifications().push(event);
+                    self.origin.send(event);
                 }
             }
             return;
@@ -283,7 +306,7 @@ impl Watcher {
         }
         event.output = text;
         drop(state);
-        notifications().push(event);
+        self.origin.send(event);
     }
 
     /// The process exited with `code`; `tail` is its output's end.
@@ -300,6 +323,6 @@ impl Watcher {
         });
         event.exit_code = Some(code);
         event.output = tail;
-        notifications().push(event);
+        self.origin.send(event);
     }
 }

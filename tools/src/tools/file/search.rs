@@ -30,7 +30,6 @@ use super::fsguard::{
 };
 use super::guard::Guard;
 use super::ignore_budget::{ignore_bytes, over_ignore_budget, IgnoreBudget, MAX_IGNORE_BYTES};
-use crate::redact::{redact_as, Scope};
 
 /// Matches returned by `search_files` when no limit is given.
 pub const DEFAULT_SEARCH_LIMIT: u64 = 50;
@@ -725,10 +724,6 @@ impl Run<'_> {
             let shown = run.walk.shown(path);
             for (i, (line, content)) in found.kept.into_iter().enumerate() {
                 if page.holds(total + i as u64) {
-                    let content = match redact_as(&content, Scope::FileRead) {
-                        std::borrow::Cow::Owned(clean) => clean,
-                        std::borrow::Cow::Borrowed(_) => content,
-                    };
                     out.matches.push(SearchMatch {
                         path: shown.clone(),
                         line,

@@ -43,7 +43,7 @@ use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::redact::{redact_as, Scope};
+use crate::redact::{redact_for, Scope};
 pub use read_state::forget_reads as forget_file_reads;
 pub use search::{OutputMode, Target};
 
@@ -75,7 +75,7 @@ pub fn read_file(
         read_state::Before::Refuse(why) => return Err(error::FileError::Refused(why)),
     }
     let mut out = read::read_file(ctx.cwd(), &path, offset, limit)?;
-    if let Cow::Owned(clean) = redact_as(&out.content, Scope::FileRead) {
+    if let Cow::Owned(clean) = redact_for(ctx.profile(), &out.content, Scope::FileRead) {
         out.content = clean;
     }
     out.warning = read_state::after_read(task, &real, &path, first, count)
@@ -258,6 +258,11 @@ pub fn search_files(
     };
     let deadline = std::time::Instant::now() + search::MAX_SEARCH_TIME;
     let mut out = search::search(ctx.cwd(), &req, Some(&guard), deadline)?;
+    for found in &mut out.matches {
+        if let Cow::Owned(clean) = redact_for(ctx.profile(), &found.content, Scope::FileRead) {
+            found.content = clean;
+        }
+    }
     out.densify();
     Ok(out)
 }

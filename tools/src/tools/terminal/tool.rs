@@ -10,9 +10,12 @@ use hermes_runtime::approval::{self, ApprovalNeed};
 use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+
 use serde_json::{json, Value};
 
 use crate::procs::{self, output::last_chars, Background, BackgroundOptions, WriteOutcome};
+use crate::redact::{redact_command_output, redact_for, Scope};
 
 mod exit_codes;
 
@@ -210,6 +213,10 @@ pub fn terminal(
     // command left behind (`cmd &`), which would otherwise be orphaned.
     let report = run.teardown(grace);
     let output = procs::lock(&run.output).render();
+    let output = match redact_command_output(ctx.profile(), &command, &output) {
+        Cow::Owned(clean) => clean,
+        Cow::Borrowed(_) => output,
+    };
     let limit_note = limit_note(&run);
     let Some(exit_code) = finished else {
         let mut out = TerminalOutput::new(output, 124);
@@ -290,6 +297,45 @@ pub fn process(
     /// For log: how many lines to return (default 200).
     limit: Option<u64>,
     /// For write and submit: the text to send to the process's stdin.
+    data: Option<String>,
+) -> Result<Value, String> {
+    let mut answer = process_action(ctx, action, session_id, timeout, offset, limit, data)?;
+    redact_process_answer(ctx, &mut answer);
+    Ok(answer)
+}
+
+/// What the model sees of a background command's output (and of its
+/// command line, which can carry a credential) has its secrets redacted as
+/// `terminal`'s own output is.
+fn redact_process_answer(ctx: &ToolContext, answer: &mut Value) {
+    fn one(ctx: &ToolContext, entry: &mut Value) {
+        let command = entry["command"].as_str().unwrap_or_default().to_string();
+        for field in ["output", "output_preview"] {
+            if let Some(text) = entry[field].as_str() {
+                if let Cow::Owned(clean) = redact_command_output(ctx.profile(), &command, text) {
+                    entry[field] = Value::String(clean);
+                }
+            }
+        }
+        if let Cow::Owned(clean) = redact_for(ctx.profile(), &command, Scope::Code) {
+            entry["command"] = Value::String(clean);
+        }
+    }
+    if let Some(list) = answer.get_mut("processes").and_then(Value::as_array_mut) {
+        list.iter_mut().for_each(|entry| one(ctx, entry));
+    } else if answer.is_object() {
+        one(ctx, answer);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn process_action(
+    ctx: &ToolContext,
+    action: ProcessAction,
+    session_id: Option<String>,
+    timeout: Option<u64>,
+    offset: Option<u64>,
+    limit: Option<u64>,
     data: Option<String>,
 ) -> Result<Value, String> {
     let table = procs::table();
