@@ -63,6 +63,13 @@ impl Profile {
         all.into_iter().filter(|(_, v)| !v.is_empty()).collect()
     }
 
+    /// The profile's settings from its `config.yaml` (and the `.env` keys
+    /// that override it), read at call time: cached while neither file
+    /// changes. See [`crate::config`].
+    pub fn config(&self) -> Arc<crate::config::ProfileConfig> {
+        crate::config::cached(self)
+    }
+
     /// The default profile: `$HERMES_HOME`, else `~/.hermes`.
     pub fn default_home() -> Self {
         if let Some(home) = std::env::var_os("HERMES_HOME") {

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 
 use crate::availability::{CheckPass, CHECK_TTL};
 use crate::dialect::sanitize_for_strict_backends;
-use crate::disclosure::{bridge_definitions, estimate_tokens, DisclosureConfig};
+use crate::disclosure::{bridge_definitions, estimate_tokens, for_profile, DisclosureConfig};
 use crate::schema::{mentions_home, wrap_owned};
 use crate::{Profile, Registry};
 
@@ -100,6 +100,8 @@ struct CacheKey {
     disabled: Vec<String>,
     profile: PathBuf,
     generation: u64,
+    /// The load of the profile's `config.yaml` (`tools.tool_search`).
+    config: u64,
 }
 
 /// The mutable state definitions depend on: overrides, cross-references,
@@ -190,6 +192,7 @@ impl Registry {
             disabled: disabled.iter().map(|s| s.to_string()).collect(),
             profile: profile.home().to_path_buf(),
             generation: self.generation(),
+            config: profile.config().stamp,
         };
         let now = self.availability().now();
         {
@@ -281,6 +284,7 @@ impl Registry {
                 state.disclosure,
             )
         };
+        let disclosure = for_profile(disclosure, &profile.config().tool_search);
         // Read once per pass, and only when a description needs it.
         let display_home = std::cell::OnceCell::new();
         let tools: Vec<Arc<Value>> = survivors

@@ -7,6 +7,7 @@
 
 use serde_json::{json, Value};
 
+use crate::config::{ToolSearch, ToolSearchMode};
 use crate::{error_json, Registry, ToolContext};
 
 /// The bridge tools' names (shared with the build step's lints).
@@ -46,6 +47,24 @@ impl DisclosureConfig {
     }
 }
 
+/// The disclosure of a session of `profile`: its `tools.tool_search` over
+/// the program's setting. `off` never defers; `on` defers whenever there is
+/// a deferrable tool; `auto` defers as the program set (not at all when it
+/// did not), at the profile's `threshold_pct` when the file sets one.
+pub(crate) fn for_profile(
+    program: Option<DisclosureConfig>,
+    search: &ToolSearch,
+) -> Option<DisclosureConfig> {
+    match search.enabled.value {
+        ToolSearchMode::Off => None,
+        ToolSearchMode::On => Some(program.unwrap_or_default().with_max_share(0.0)),
+        ToolSearchMode::Auto if search.threshold_pct.is_set() => {
+            program.map(|c| c.with_max_share(f64::from(search.threshold_pct.value) / 100.0))
+        }
+        ToolSearchMode::Auto => program,
+    }
+}
+
 /// A rough token estimate of a JSON value: its serialized length / 4.
 pub fn estimate_tokens(value: &Value) -> usize {
     value.to_string().len().div_ceil(4)
@@ -79,7 +98,7 @@ pub fn bridge_definitions() -> Vec<Value> {
             "Search the session's additional tools by words in their names and descriptions; returns names and one-line descriptions.",
             json!({"type": "object", "properties": {
                 "query": {"type": "string", "description": "Words to look for; empty lists every tool."},
-                "limit": {"type": "integer", "minimum": 1, "description": "Most results to return (default 10)."}
+                "limit": {"type": "integer", "minimum": 1, "description": "Most results to return (default 5, at most 20, unless the profile configures other limits)."}
             }, "required": []}),
         ),
     ]
@@ -103,7 +122,15 @@ impl Registry {
             TOOL_SEARCH => {
                 let query = args["query"].as_str().unwrap_or("").to_lowercase();
                 let words: Vec<&str> = query.split_whitespace().collect();
-                let limit = args["limit"].as_u64().unwrap_or(10).clamp(1, 100) as usize;
+                let search = &ctx.profile().config().tool_search;
+                let (default, max) = (
+                    search.search_default_limit.value,
+                    search.max_search_limit.value,
+                );
+                let limit = args["limit"]
+                    .as_u64()
+                    .map_or(default, |l| usize::try_from(l).unwrap_or(max))
+                    .clamp(1, max);
                 let mut hits: Vec<(usize, Value)> = scope
                     .iter()
                     .filter_map(|n| self.tool(n))

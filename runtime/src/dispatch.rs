@@ -8,8 +8,8 @@
 //! answered by the agent's inline executor, else an error → pre-call hooks
 //! (any may block: `{"error": MESSAGE}` and a post-call event `blocked`) →
 //! the handler through execution middleware, under a timeout, timed on a
-//! monotonic clock, panics contained → the per-tool result cap → post-call
-//! hooks (`ok` / `error` derived from the result) → result transforms.
+//! monotonic clock, panics contained → the per-tool result cap (lowered by
+//! the profile's `tool_output.max_result_chars`) → post-call hooks (`ok` / `error` derived from the result) → result transforms.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -115,6 +115,8 @@ impl Registry {
             fut: CatchUnwind::new(fut),
             name: entry.name,
             cap: limits.cap,
+            own_cap: limits.own_cap,
+            ctx: ctx.clone(),
             deadline: Deadline::new(limits.timeout),
         })
     }
@@ -125,6 +127,7 @@ impl Registry {
             return Limits {
                 timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
                 cap: cap.unwrap_or(DEFAULT_MAX_RESULT_CHARS),
+                own_cap: cap.is_some(),
             };
         }
         let config = self.dispatch_state().config();
@@ -136,6 +139,7 @@ impl Registry {
         Limits {
             timeout: configured.or(timeout).unwrap_or(config.default_timeout),
             cap: cap.unwrap_or(config.default_max_result_chars),
+            own_cap: cap.is_some(),
         }
     }
 
@@ -298,7 +302,7 @@ impl Registry {
         let duration_ms = started.map_or(0, |t| {
             u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX)
         });
-        (settle(outcome, name, &limits), duration_ms)
+        (settle(outcome, name, &limits, ctx), duration_ms)
     }
 
     /// The answer to a call of a tool that is not there:
@@ -325,15 +329,42 @@ impl Registry {
 struct Limits {
     timeout: Duration,
     cap: usize,
+    /// Whether `cap` is the tool's own (the profile may lower it, not raise it).
+    own_cap: bool,
+}
+
+impl Limits {
+    /// The cap for a result of `len` bytes: the profile's
+    /// `tool_output.max_result_chars` when it sets one. A result no longer
+    /// than the smallest cap the profile may set needs no look.
+    #[inline]
+    fn cap_for(&self, len: usize, ctx: &ToolContext) -> usize {
+        if len <= crate::config::MIN_RESULT_CHARS {
+            return self.cap;
+        }
+        match ctx.profile().config().tool_output.max_result_chars.value {
+            Some(chars) if self.own_cap => chars.min(self.cap),
+            Some(chars) => chars,
+            None => self.cap,
+        }
+    }
 }
 
 /// The answer of a finished (or timed-out) handler. Inlined: a result
 /// within its cap, the common case, is then passed on without a call.
 #[inline]
-fn settle(outcome: Result<Result<String, String>, ()>, name: &str, limits: &Limits) -> String {
+fn settle(
+    outcome: Result<Result<String, String>, ()>,
+    name: &str,
+    limits: &Limits,
+    ctx: &ToolContext,
+) -> String {
     match outcome {
         // The cap is for what the tool produced, not the runtime's own errors.
-        Ok(Ok(result)) => cap_result(result, limits.cap),
+        Ok(Ok(result)) => {
+            let cap = limits.cap_for(result.len(), ctx);
+            cap_result(result, cap)
+        }
         Ok(Err(panic)) => panic_error(&panic),
         Err(()) => timeout_error(name, limits.timeout),
     }
@@ -430,6 +461,9 @@ struct DirectCall {
     name: &'static str,
     /// The result cap (the timeout is the deadline's).
     cap: usize,
+    own_cap: bool,
+    /// For the profile's result cap.
+    ctx: ToolContext,
     deadline: Deadline,
 }
 
@@ -446,8 +480,9 @@ impl Future for DirectCall {
         let limits = Limits {
             timeout: this.deadline.limit,
             cap: this.cap,
+            own_cap: this.own_cap,
         };
-        Poll::Ready(settle(outcome, this.name, &limits))
+        Poll::Ready(settle(outcome, this.name, &limits, &this.ctx))
     }
 }
 

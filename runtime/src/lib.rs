@@ -8,6 +8,7 @@
 pub mod availability;
 pub mod blocking;
 pub mod coerce;
+pub mod config;
 pub mod context;
 pub mod definitions;
 pub mod dialect;

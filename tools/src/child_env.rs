@@ -72,9 +72,17 @@ impl ChildEnv {
         ChildEnv { vars }
     }
 
-    /// The base, then the profile's own secrets, then `HERMES_HOME`.
+    /// The base, then the variables of the agent's own environment the
+    /// profile passes through (`terminal.env_passthrough` in its
+    /// `config.yaml`), then the profile's own secrets, then `HERMES_HOME`.
     pub fn for_profile(profile: &Profile) -> Self {
         let mut env = ChildEnv::base();
+        for name in &profile.config().terminal.env_passthrough.value {
+            if let Some(value) = std::env::var_os(name) {
+                env.vars
+                    .insert(name.clone(), value.to_string_lossy().into_owned());
+            }
+        }
         for (name, value) in profile.secrets() {
             env.vars.insert(name, value);
         }

@@ -1,6 +1,7 @@
 //! `hermes-tools`: list, describe and call the built-in tools, or serve them
 //! over MCP.
 
+mod config_cmd;
 mod mcp;
 
 use std::path::PathBuf;
@@ -29,9 +30,14 @@ enum Command {
     List,
     /// Print the tool definitions the model is sent (JSON).
     Schema {
-        /// Toolsets (or legacy names) to enable, comma-separated; default: all.
+        /// Toolsets (or legacy names) to enable, comma-separated; default:
+        /// the platform's (--platform), else config.yaml's `toolsets`, else all.
         #[arg(long, value_delimiter = ',')]
         toolsets: Option<Vec<String>>,
+        /// The platform whose toolsets config.yaml's `platform_toolsets`
+        /// names (default: its `hermes-NAME` bundle).
+        #[arg(long, value_name = "NAME")]
+        platform: Option<String>,
         /// Toolsets to disable, comma-separated (subtracted last).
         #[arg(long, value_delimiter = ',')]
         disable: Vec<String>,
@@ -55,9 +61,14 @@ enum Command {
         /// Speak the Model Context Protocol (the only protocol so far).
         #[arg(long, required = true)]
         mcp: bool,
-        /// Toolsets (or legacy names) to expose, comma-separated.
-        #[arg(long, value_delimiter = ',', default_value = "core")]
-        toolsets: Vec<String>,
+        /// Toolsets (or legacy names) to expose, comma-separated; default:
+        /// the platform's (--platform), else config.yaml's `toolsets`, else core.
+        #[arg(long, value_delimiter = ',')]
+        toolsets: Option<Vec<String>>,
+        /// The platform whose toolsets config.yaml's `platform_toolsets`
+        /// names (default: its `hermes-NAME` bundle).
+        #[arg(long, value_name = "NAME")]
+        platform: Option<String>,
         /// Toolsets to withhold, comma-separated (subtracted last).
         #[arg(long, value_delimiter = ',')]
         disable: Vec<String>,
@@ -96,6 +107,9 @@ enum Command {
               value_parser = clap::value_parser!(u64).range(1..))]
         header_read_timeout: u64,
     },
+    /// The profile's config.yaml: show, check, path.
+    #[command(subcommand)]
+    Config(config_cmd::ConfigCommand),
 }
 
 fn main() -> ExitCode {
@@ -131,9 +145,24 @@ fn main() -> ExitCode {
         }
         Command::Schema {
             toolsets,
+            platform,
             disable,
             dialect,
-        } => schema(registry, toolsets, disable, &dialect, &profile),
+        } => {
+            config_cmd::warn_on_errors(&profile);
+            let toolsets = profile
+                .config()
+                .select_toolsets(toolsets, platform.as_deref())
+                .map(|s| s.value);
+            schema(registry, toolsets, disable, &dialect, &profile)
+        }
+        Command::Config(command) => {
+            let (text, code) = config_cmd::run(command, &profile);
+            match emit(&text) {
+                ExitCode::SUCCESS => code,
+                failed => failed,
+            }
+        }
         Command::Check => {
             let report = registry.check_tool_availability(&profile);
             let width = report
@@ -180,6 +209,7 @@ fn main() -> ExitCode {
         Command::Serve {
             mcp: _,
             toolsets,
+            platform,
             disable,
             http,
             token,
@@ -190,6 +220,11 @@ fn main() -> ExitCode {
             header_read_timeout,
         } => {
             let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+            config_cmd::warn_on_errors(&profile);
+            let toolsets = profile
+                .config()
+                .select_toolsets(toolsets, platform.as_deref())
+                .map_or_else(|| vec!["core".to_string()], |s| s.value);
             let options = mcp::ServeOptions {
                 toolsets,
                 disable,

@@ -31,19 +31,18 @@ pub use teardown::{teardown, Target, TeardownReport};
 /// Grace a parent gets after SIGTERM, and its survivors after theirs,
 /// unless the profile sets [`GRACE_SETTING`].
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
-/// The profile setting (in its `.env`) for the teardown grace, in seconds.
-pub const GRACE_SETTING: &str = "TERMINAL_KILL_GRACE_SECONDS";
+/// The profile setting (in its `.env`) for the teardown grace, in seconds;
+/// it wins over `terminal.daemon_term_grace_seconds` in `config.yaml`.
+pub const GRACE_SETTING: &str = hermes_runtime::config::env::KILL_GRACE_SECONDS;
 /// Background processes that exited are remembered up to this many per table.
 const MAX_FINISHED: usize = 64;
 
-/// The teardown grace for a profile: [`GRACE_SETTING`] from its `.env`
+/// The teardown grace for a profile: [`GRACE_SETTING`] from its `.env`,
+/// else `terminal.daemon_term_grace_seconds` from its `config.yaml`
 /// (seconds, fractions allowed, at most 60), else [`DEFAULT_GRACE`].
 pub fn grace_for(profile: &Profile) -> Duration {
-    profile
-        .secret(GRACE_SETTING)
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(DEFAULT_GRACE, |s| Duration::from_secs_f64(s.min(60.0)))
+    let secs = profile.config().terminal.daemon_term_grace_seconds.value;
+    Duration::try_from_secs_f64(secs.clamp(0.0, 60.0)).unwrap_or(DEFAULT_GRACE)
 }
 
 /// A poisoned lock only means another thread panicked mid-update; the data

@@ -22,7 +22,10 @@ pub fn read_file(
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
 ) -> Result<ops::ReadFileOutput, ops::FileError> {
-    ops::read_file(ctx.cwd(), &path, offset, limit)
+    // The profile's `tool_output.max_lines` lowers the page (not above 2000).
+    let max_lines = ctx.profile().config().tool_output.max_lines.value as u64;
+    let limit = limit.unwrap_or(ops::DEFAULT_READ_LIMIT).min(max_lines);
+    ops::read_file(ctx.cwd(), &path, offset, Some(limit))
 }
 
 /// Write a text file, replacing its contents; missing parent folders are created.

@@ -94,7 +94,14 @@ pub fn terminal(
         });
     }
 
-    let secs = timeout.unwrap_or(DEFAULT_TIMEOUT_SECS);
+    let config = ctx.profile().config();
+    let secs = timeout.unwrap_or(
+        config
+            .terminal
+            .timeout
+            .value
+            .min(MAX_FOREGROUND_TIMEOUT_SECS),
+    );
     if secs == 0 {
         return Err("timeout must be at least 1 second".into());
     }
@@ -105,7 +112,10 @@ pub fn terminal(
         ));
     }
     let env = ChildEnv::for_profile(ctx.profile());
-    let run = procs::spawn(&env, &command, &cwd, FG_HEAD_BYTES, FG_TAIL_BYTES)
+    // `tool_output.max_bytes` (default 50,000) split as the defaults are.
+    let kept = config.tool_output.max_bytes.value;
+    let head = kept.saturating_mul(FG_HEAD_BYTES) / (FG_HEAD_BYTES + FG_TAIL_BYTES);
+    let run = procs::spawn(&env, &command, &cwd, head, kept - head)
         .map_err(|e| format!("could not start the command: {e}"))?;
     // Known to the table while it runs: an agent shutting down meanwhile
     // (this call abandoned on its thread) tears it down too.
@@ -328,7 +338,10 @@ fn kill(ctx: &ToolContext, bg: &Background) -> Value {
 fn working_dir(ctx: &ToolContext, workdir: Option<&str>) -> Result<PathBuf, String> {
     let dir = match workdir.map(str::trim).filter(|w| !w.is_empty()) {
         Some(w) => ctx.resolve(w),
-        None => ctx.cwd().to_path_buf(),
+        None => match &ctx.profile().config().terminal.cwd.value {
+            Some(configured) => ctx.resolve(configured),
+            None => ctx.cwd().to_path_buf(),
+        },
     };
     if dir.is_dir() {
         Ok(dir)

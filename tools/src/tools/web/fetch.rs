@@ -48,7 +48,7 @@ pub struct Page {
 /// Checks every resolved address; refuses the host if any is refused.
 #[derive(Debug)]
 struct GuardedResolver {
-    allow_private: bool,
+    access: policy::Access,
     refusal: Arc<Mutex<Option<String>>>,
 }
 
@@ -73,9 +73,12 @@ impl Resolver for GuardedResolver {
         if let Err(why) = policy::check_host(host) {
             return Err(self.refuse(why));
         }
+        if let Err(why) = self.access.check_blocklist(host) {
+            return Err(self.refuse(why));
+        }
         let addrs = DefaultResolver::default().resolve(uri, config, timeout)?;
         // The connector gets exactly these addresses: no second lookup.
-        match policy::check_all(host, &addrs, self.allow_private) {
+        match policy::check_all(host, &addrs, self.access.allow_private) {
             Ok(()) => Ok(addrs),
             Err(why) => Err(self.refuse(why)),
         }
@@ -83,8 +86,13 @@ impl Resolver for GuardedResolver {
 }
 
 /// Fetches `url` (http or https) within `limits`, refusing addresses the
-/// policy refuses. HTTP error statuses are errors.
-pub fn get_page(url: &str, allow_private: bool, limits: Limits) -> Result<Page, String> {
+/// policy refuses (`access`: the profile's, or just whether private
+/// addresses are allowed). HTTP error statuses are errors.
+pub fn get_page(
+    url: &str,
+    access: impl Into<policy::Access>,
+    limits: Limits,
+) -> Result<Page, String> {
     let lower = url.to_ascii_lowercase();
     if !lower.starts_with("http://") && !lower.starts_with("https://") {
         return Err(format!(
@@ -109,7 +117,7 @@ pub fn get_page(url: &str, allow_private: bool, limits: Limits) -> Result<Page, 
         config,
         DefaultConnector::default(),
         GuardedResolver {
-            allow_private,
+            access: access.into(),
             refusal: refusal.clone(),
         },
     );

@@ -2,33 +2,123 @@
 //!
 //! Loopback and private (RFC 1918, CGNAT, IPv6 unique- and site-local)
 //! addresses are refused unless the profile allows them
-//! ([`ALLOW_PRIVATE_SETTING`]). Some are refused even then: link-local
+//! ([`ALLOW_PRIVATE_SETTING`] or `security.allow_private_urls`). Some are
+//! refused even then: link-local
 //! addresses (169.254.0.0/16, fe80::/10: where cloud metadata endpoints and
 //! their credentials live, and never a page an agent needs), other cloud
 //! metadata endpoints, unspecified, multicast, broadcast, documentation and
 //! reserved ranges. IPv4 addresses embedded in IPv6 ones (mapped,
 //! compatible, NAT64, 6to4) are judged as the IPv4 address they carry, so
-//! `::ffff:169.254.169.254` is link-local too.
+//! `::ffff:169.254.169.254` is link-local too. Hosts on the profile's
+//! `security.website_blocklist` are refused by name ([`Access`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use hermes_runtime::Profile;
 
 /// The profile setting (in its `.env`) that lets `web_extract` reach
-/// loopback and private addresses: `1`, `true`, `yes` or `on`.
-pub const ALLOW_PRIVATE_SETTING: &str = "HERMES_ALLOW_PRIVATE_URLS";
+/// loopback and private addresses: `1`, `true`, `yes` or `on`. It wins over
+/// `security.allow_private_urls` in the profile's `config.yaml`.
+pub const ALLOW_PRIVATE_SETTING: &str = hermes_runtime::config::env::ALLOW_PRIVATE_URLS;
+
+/// The largest blocklist file (`security.website_blocklist.shared_files`) read.
+const MAX_BLOCKLIST_FILE_BYTES: u64 = 1 << 20;
 
 /// Host names refused whatever they resolve to.
 const BLOCKED_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
 
-/// Whether the profile allows loopback and private addresses.
-pub fn allows_private(profile: &Profile) -> bool {
-    profile.secret(ALLOW_PRIVATE_SETTING).is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
+/// What a profile lets the web tools reach, read once per call.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    pub allow_private: bool,
+    /// Host rules of `security.website_blocklist`, each with where it came
+    /// from; empty when the blocklist is off.
+    pub blocklist: Vec<(String, String)>,
+}
+
+impl From<bool> for Access {
+    fn from(allow_private: bool) -> Self {
+        Access {
+            allow_private,
+            blocklist: Vec::new(),
+        }
+    }
+}
+
+impl Access {
+    /// The profile's: private addresses and its website blocklist (the
+    /// `domains` of its `config.yaml`, then the lines of its `shared_files`;
+    /// a file that cannot be read adds nothing).
+    pub fn for_profile(profile: &Profile) -> Self {
+        let config = profile.config();
+        let wb = &config.security.website_blocklist;
+        let mut blocklist = Vec::new();
+        if wb.enabled.value {
+            for rule in &wb.domains.value {
+                if let Some(rule) = normalize_rule(rule) {
+                    blocklist.push((rule, "config.yaml".to_string()));
+                }
+            }
+            for file in &wb.shared_files.value {
+                let Ok(f) = std::fs::File::open(file) else {
+                    continue;
+                };
+                let mut text = String::new();
+                let _ = std::io::Read::read_to_string(
+                    &mut std::io::Read::take(f, MAX_BLOCKLIST_FILE_BYTES),
+                    &mut text,
+                );
+                for line in text.lines() {
+                    if let Some(rule) = normalize_rule(line) {
+                        blocklist.push((rule, file.display().to_string()));
+                    }
+                }
+            }
+        }
+        Access {
+            allow_private: config.security.allow_private_urls.value,
+            blocklist,
+        }
+    }
+
+    /// Refuses a host the blocklist names: `example.com` blocks it and its
+    /// subdomains, `*.example.com` only its subdomains.
+    pub fn check_blocklist(&self, host: &str) -> Result<(), String> {
+        let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+        let hit = self
+            .blocklist
+            .iter()
+            .find(|(rule, _)| match rule.strip_prefix("*.") {
+                Some(parent) => host.ends_with(&format!(".{parent}")),
+                None => host == *rule || host.ends_with(&format!(".{rule}")),
+            });
+        match hit {
+            Some((rule, from)) => Err(format!(
+                "Blocked: {host} is on the profile's website blocklist (rule `{rule}` from {from})"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A blocklist rule as a bare lower-case host: scheme, path and a leading
+/// `www.` dropped; comments and blank lines are none.
+fn normalize_rule(rule: &str) -> Option<String> {
+    let rule = rule.trim().to_ascii_lowercase();
+    if rule.is_empty() || rule.starts_with('#') {
+        return None;
+    }
+    let rule = rule
+        .split_once("://")
+        .map_or(rule.as_str(), |(_, rest)| rest);
+    let host = rule
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .trim_end_matches('.');
+    let host = host.strip_prefix("www.").unwrap_or(host);
+    (!host.is_empty()).then(|| host.to_string())
 }
 
 /// What kind of address an IP is.

@@ -123,13 +123,14 @@ pub fn web_extract(
             usize::try_from(l).unwrap_or(MAX_CHAR_LIMIT)
         })
         .clamp(MIN_CHAR_LIMIT, MAX_CHAR_LIMIT);
-    let allow_private = policy::allows_private(ctx.profile());
+    let access = policy::Access::for_profile(ctx.profile());
+    let access = &access;
     let profile = ctx.profile();
     let timeout = page_timeout(profile)?;
     let results: Vec<PageResult> = std::thread::scope(|s| {
         let handles: Vec<_> = urls
             .iter()
-            .map(|url| s.spawn(move || extract_one(profile, url, allow_private, limit, timeout)))
+            .map(|url| s.spawn(move || extract_one(profile, url, access, limit, timeout)))
             .collect();
         handles
             .into_iter()
@@ -171,7 +172,7 @@ fn page_timeout(profile: &Profile) -> Result<Duration, String> {
 fn extract_one(
     profile: &Profile,
     url: &str,
-    allow_private: bool,
+    access: &policy::Access,
     limit: usize,
     timeout: Duration,
 ) -> PageResult {
@@ -192,7 +193,7 @@ fn extract_one(
         max_bytes: MAX_PAGE_BYTES,
         max_redirects: MAX_REDIRECTS,
     };
-    let page = match fetch::get_page(url, allow_private, limits) {
+    let page = match fetch::get_page(url, access.clone(), limits) {
         Ok(page) => page,
         Err(e) => return failed(e),
     };

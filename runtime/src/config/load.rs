@@ -1,0 +1,930 @@
+//! From the YAML tree to typed settings: every key read with its path, every
+//! problem a diagnostic that leaves that one value at its default.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+
+use super::known::{
+    REFERENCE_APPROVALS, REFERENCE_MCP_SERVER, REFERENCE_ROOT, REFERENCE_SECURITY,
+    REFERENCE_TERMINAL,
+};
+use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
+use super::{
+    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig, Setting,
+    Severity, Source, ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
+};
+use crate::Profile;
+
+/// Collects diagnostics while the tree is read.
+struct Reader {
+    diags: Vec<Diagnostic>,
+    dropped: usize,
+    dropped_error: bool,
+}
+
+/// Diagnostics kept per file; past it one more says how many were left out.
+const MAX_DIAGNOSTICS: usize = 100;
+/// Characters of a key path or a message shown; a longer one is cut.
+const MAX_SHOWN_CHARS: usize = 200;
+
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN_CHARS) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+impl Reader {
+    fn push(&mut self, severity: Severity, key: &str, pos: Option<Pos>, message: String) {
+        if self.diags.len() < MAX_DIAGNOSTICS {
+            self.diags.push(Diagnostic {
+                severity,
+                key: shown(key),
+                pos,
+                message: shown(&message),
+            });
+        } else {
+            self.dropped += 1;
+            // An error among the dropped still fails `check`.
+            self.dropped_error |= severity == Severity::Error;
+        }
+    }
+
+    fn error(&mut self, key: &str, pos: Pos, message: impl Into<String>) {
+        self.push(Severity::Error, key, Some(pos), message.into());
+    }
+
+    fn warn(&mut self, key: &str, pos: Pos, message: impl Into<String>) {
+        self.push(Severity::Warning, key, Some(pos), message.into());
+    }
+
+    fn finish(mut self) -> Vec<Diagnostic> {
+        if self.dropped > 0 {
+            self.diags.push(Diagnostic {
+                severity: if self.dropped_error {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                key: String::new(),
+                pos: None,
+                message: format!("{} more problem(s) not shown", self.dropped),
+            });
+        }
+        self.diags
+    }
+
+    fn expected(&mut self, key: &str, node: &Node, what: &str) {
+        self.error(
+            key,
+            node.pos,
+            format!("expected {what}, found {}", node.describe()),
+        );
+    }
+
+    /// A tag other than YAML's core ones (`!include`, `!!python/...`) is
+    /// refused, as the reference's safe loader refuses it.
+    fn untagged<'n>(&mut self, key: &str, node: &'n Node) -> Option<&'n Node> {
+        if let Kind::Scalar { tag: Some(tag), .. } = &node.kind {
+            self.error(key, node.pos, format!("the tag `{tag}` is not supported"));
+            return None;
+        }
+        Some(node)
+    }
+
+    /// The entries of a mapping, merge keys (`<<`) applied, a repeated key
+    /// warned about (the later wins, as in the reference).
+    fn mapping<'n>(&mut self, key: &str, node: &'n Node) -> Option<Vec<(String, &'n Node, Pos)>> {
+        let Kind::Map(pairs) = &node.kind else {
+            self.expected(key, node, "a mapping");
+            return None;
+        };
+        let mut out: Vec<(String, &'n Node, Pos)> = Vec::with_capacity(pairs.len());
+        let mut merged: Vec<(String, &'n Node, Pos)> = Vec::new();
+        for (k, v) in pairs {
+            let Some(name) = k.scalar() else {
+                self.error(
+                    key,
+                    k.pos,
+                    "a key must be a plain word, not a list or mapping",
+                );
+                continue;
+            };
+            if name == "<<" && matches!(&k.kind, Kind::Scalar { plain: true, .. }) {
+                let sources: Vec<&Node> = match &v.kind {
+                    Kind::Seq(items) => items.iter().collect(),
+                    _ => vec![v],
+                };
+                for source in sources {
+                    if let Some(entries) = self.mapping(key, source) {
+                        merged.extend(entries);
+                    }
+                }
+                continue;
+            }
+            if let Some(first) = out.iter().position(|(n, _, _)| n == name) {
+                let line = out[first].2.line;
+                self.warn(
+                    &join(key, name),
+                    k.pos,
+                    format!("repeated key (first at line {line}); this later value is used"),
+                );
+                out.remove(first);
+            }
+            out.push((name.to_string(), v, k.pos));
+        }
+        // Merged entries fill in what the mapping does not set itself.
+        for (name, v, pos) in merged {
+            if !out.iter().any(|(n, _, _)| *n == name) {
+                out.push((name, v, pos));
+            }
+        }
+        Some(out)
+    }
+
+    fn unknown(&mut self, key: &str, name: &str, pos: Pos, read: &[&str], reference: &[&str]) {
+        if reference.contains(&name) {
+            return;
+        }
+        let path = join(key, name);
+        // Names are short: a long one is no misspelling worth comparing.
+        let near = if name.len() <= 64 {
+            hermes_tool_facts::suggestions(name, read.iter().chain(reference).copied(), 3)
+        } else {
+            Vec::new()
+        };
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!("; did you mean {}?", near.join(", "))
+        };
+        self.warn(&path, pos, format!("unknown key, ignored{hint}"));
+    }
+
+    fn bool(&mut self, key: &str, node: &Node) -> Option<bool> {
+        let node = self.untagged(key, node)?;
+        match &node.kind {
+            Kind::Scalar {
+                text, plain: true, ..
+            } => {
+                if let Some(b) = parse_bool(text) {
+                    return Some(b);
+                }
+            }
+            // The reference reads a quoted "true" through `str()` checks too.
+            Kind::Scalar {
+                text, plain: false, ..
+            } => {
+                if let Some(b) = parse_bool(text.trim()) {
+                    return Some(b);
+                }
+            }
+            _ => {}
+        }
+        self.expected(key, node, "true or false");
+        None
+    }
+
+    fn int(&mut self, key: &str, node: &Node, min: i64, max: i64) -> Option<i64> {
+        let node = self.untagged(key, node)?;
+        let value = match &node.kind {
+            Kind::Scalar { text, .. } => parse_int(text.trim()),
+            _ => None,
+        };
+        let Some(value) = value else {
+            self.expected(key, node, "a whole number");
+            return None;
+        };
+        if !(min..=max).contains(&value) {
+            self.error(
+                key,
+                node.pos,
+                format!("{value} is out of range ({min} to {max})"),
+            );
+            return None;
+        }
+        Some(value)
+    }
+
+    fn float(&mut self, key: &str, node: &Node, min: f64, max: f64) -> Option<f64> {
+        let node = self.untagged(key, node)?;
+        let value = match &node.kind {
+            Kind::Scalar { text, .. } => parse_float(text.trim()),
+            _ => None,
+        };
+        let Some(value) = value else {
+            self.expected(key, node, "a number");
+            return None;
+        };
+        if !(min..=max).contains(&value) {
+            self.error(
+                key,
+                node.pos,
+                format!("{value} is out of range ({min} to {max})"),
+            );
+            return None;
+        }
+        Some(value)
+    }
+
+    /// Any scalar, as its text (the reference `str()`s names such as `12306`).
+    fn string(&mut self, key: &str, node: &Node) -> Option<String> {
+        let node = self.untagged(key, node)?;
+        match &node.kind {
+            Kind::Scalar { text, .. } if !node.is_null() => Some(text.clone()),
+            _ => {
+                self.expected(key, node, "a string");
+                None
+            }
+        }
+    }
+
+    /// A list of strings; a bad item is reported and left out.
+    fn strings(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
+        let Kind::Seq(items) = &node.kind else {
+            self.expected(key, node, "a list of strings");
+            return None;
+        };
+        Some(
+            items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| self.string(&format!("{key}[{i}]"), item))
+                .collect(),
+        )
+    }
+
+    /// A mapping of strings to strings (`env`, `headers`).
+    fn string_map(&mut self, key: &str, node: &Node) -> Option<BTreeMap<String, String>> {
+        let entries = self.mapping(key, node)?;
+        Some(
+            entries
+                .into_iter()
+                .filter_map(|(k, v, _)| {
+                    let value = self.string(&join(key, &k), v)?;
+                    Some((k, value))
+                })
+                .collect(),
+        )
+    }
+}
+
+fn join(key: &str, name: &str) -> String {
+    if key.is_empty() {
+        name.to_string()
+    } else {
+        format!("{key}.{name}")
+    }
+}
+
+/// Sets `slot` from `value` when it is `Some`, recording the position.
+fn set<T>(slot: &mut Setting<T>, value: Option<T>, pos: Pos) {
+    if let Some(value) = value {
+        *slot = Setting {
+            value,
+            source: Source::File(pos),
+        };
+    }
+}
+
+fn usize_of(v: i64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// Reads the profile's `config.yaml`, then the `.env` overrides.
+pub(super) fn load(profile: &Profile) -> ProfileConfig {
+    let path = profile.home().join(FILE_NAME);
+    let mut config = ProfileConfig::defaults(path.clone());
+    let mut r = Reader {
+        diags: Vec::new(),
+        dropped: 0,
+        dropped_error: false,
+    };
+    match read_text(&path) {
+        Ok(None) => {}
+        Ok(Some(text)) => {
+            config.present = true;
+            let doc = yaml::parse(&text);
+            if let Some(e) = doc.error {
+                let message = if doc.root.is_some() {
+                    format!("{}; the sections after this point are not read", e.message)
+                } else {
+                    e.message
+                };
+                r.push(Severity::Error, "", Some(e.pos), message);
+            }
+            match doc.root {
+                Some(root) if !root.is_null() => read_root(&mut r, &mut config, &root, profile),
+                _ => {}
+            }
+        }
+        Err(message) => {
+            config.present = true;
+            r.push(Severity::Error, "", None, message);
+        }
+    }
+    apply_env(&mut config, profile, &mut r);
+    config.diagnostics = r.finish();
+    config
+}
+
+/// The file's text; `None` when there is no file. Refuses anything but a
+/// regular file, and files over [`MAX_FILE_BYTES`].
+fn read_text(path: &std::path::Path) -> Result<Option<String>, String> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read the file: {e}")),
+    };
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    let too_big = || {
+        format!(
+            "the file is larger than {} KiB, far more than a configuration needs; not read",
+            MAX_FILE_BYTES >> 10
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read the file: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the file: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        format!(
+            "the file is not UTF-8 text (byte {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+const ROOT_READ: &[&str] = &[
+    "toolsets",
+    "platform_toolsets",
+    "tool_output",
+    "tools",
+    "terminal",
+    "security",
+    "approvals",
+    "command_allowlist",
+    "mcp_servers",
+];
+
+fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profile) {
+    let Some(entries) = r.mapping("", root) else {
+        return;
+    };
+    for (name, node, pos) in entries {
+        // An empty section (`terminal:`) is the defaults, as in the reference.
+        if node.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "toolsets" => {
+                let value = r.strings("toolsets", node).map(Some);
+                set(&mut c.toolsets, value, node.pos);
+            }
+            "platform_toolsets" => {
+                let Some(platforms) = r.mapping("platform_toolsets", node) else {
+                    continue;
+                };
+                for (platform, list, _) in platforms {
+                    let key = format!("platform_toolsets.{platform}");
+                    if list.is_null() {
+                        continue;
+                    }
+                    if let Some(value) = r.strings(&key, list) {
+                        c.platform_toolsets.insert(
+                            platform,
+                            Setting {
+                                value,
+                                source: Source::File(list.pos),
+                            },
+                        );
+                    }
+                }
+            }
+            "tool_output" => read_tool_output(r, c, node),
+            "tools" => read_tools(r, c, node),
+            "terminal" => read_terminal(r, c, node),
+            "security" => read_security(r, c, node, profile),
+            "approvals" => read_approvals(r, c, node),
+            "command_allowlist" => {
+                let value = r.strings("command_allowlist", node);
+                set(&mut c.command_allowlist, value, node.pos);
+            }
+            "mcp_servers" => read_mcp_servers(r, c, node),
+            other => r.unknown("", other, pos, ROOT_READ, REFERENCE_ROOT),
+        }
+    }
+}
+
+fn read_tool_output(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
+    const READ: &[&str] = &[
+        "max_bytes",
+        "max_lines",
+        "max_line_length",
+        "max_result_chars",
+    ];
+    let Some(entries) = r.mapping("tool_output", node) else {
+        return;
+    };
+    let o = &mut c.tool_output;
+    for (name, v, pos) in entries {
+        let key = join("tool_output", &name);
+        if v.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "max_bytes" => {
+                let value = r.int(&key, v, 1_000, 10_000_000).map(usize_of);
+                set(&mut o.max_bytes, value, v.pos);
+            }
+            "max_lines" => {
+                let value = r.int(&key, v, 1, 100_000).map(usize_of);
+                set(&mut o.max_lines, value, v.pos);
+            }
+            "max_line_length" => {
+                let value = r.int(&key, v, 16, 1_000_000).map(usize_of);
+                set(&mut o.max_line_length, value, v.pos);
+            }
+            "max_result_chars" => {
+                let min = MIN_RESULT_CHARS as i64;
+                let value = r.int(&key, v, min, 100_000_000).map(|n| Some(usize_of(n)));
+                set(&mut o.max_result_chars, value, v.pos);
+            }
+            other => r.unknown("tool_output", other, pos, READ, &[]),
+        }
+    }
+}
+
+fn read_tools(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
+    let Some(entries) = r.mapping("tools", node) else {
+        return;
+    };
+    for (name, v, pos) in entries {
+        if name != "tool_search" {
+            r.unknown("tools", &name, pos, &["tool_search"], &[]);
+            continue;
+        }
+        if v.is_null() {
+            continue;
+        }
+        let Some(fields) = r.mapping("tools.tool_search", v) else {
+            continue;
+        };
+        const READ: &[&str] = &[
+            "enabled",
+            "threshold_pct",
+            "search_default_limit",
+            "max_search_limit",
+        ];
+        let s = &mut c.tool_search;
+        for (name, v, pos) in fields {
+            let key = join("tools.tool_search", &name);
+            if v.is_null() {
+                continue;
+            }
+            match name.as_str() {
+                "enabled" => {
+                    let mode = match &v.kind {
+                        Kind::Scalar {
+                            text, tag: None, ..
+                        } => {
+                            match text.trim().to_ascii_lowercase().as_str() {
+                                "auto" => Some(ToolSearchMode::Auto),
+                                // PyYAML reads a bare `on` / `off` as a boolean.
+                                "on" | "true" | "yes" => Some(ToolSearchMode::On),
+                                "off" | "false" | "no" => Some(ToolSearchMode::Off),
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
+                    if mode.is_none() {
+                        r.expected(&key, v, "auto, on or off");
+                    }
+                    set(&mut s.enabled, mode, v.pos);
+                }
+                "threshold_pct" => {
+                    let value = r.int(&key, v, 0, 100).map(|n| n as u8);
+                    set(&mut s.threshold_pct, value, v.pos);
+                }
+                "search_default_limit" => {
+                    let value = r.int(&key, v, 1, 50).map(usize_of);
+                    set(&mut s.search_default_limit, value, v.pos);
+                }
+                "max_search_limit" => {
+                    let value = r.int(&key, v, 1, 50).map(usize_of);
+                    set(&mut s.max_search_limit, value, v.pos);
+                }
+                other => r.unknown("tools.tool_search", other, pos, READ, &[]),
+            }
+        }
+        if s.search_default_limit.value > s.max_search_limit.value {
+            let pos = match &s.search_default_limit.source {
+                Source::File(p) => *p,
+                _ => v.pos,
+            };
+            r.error(
+                "tools.tool_search.search_default_limit",
+                pos,
+                format!(
+                    "{} is more than max_search_limit ({}); max_search_limit is used",
+                    s.search_default_limit.value, s.max_search_limit.value
+                ),
+            );
+            s.search_default_limit.value = s.max_search_limit.value;
+        }
+    }
+}
+
+fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
+    const READ: &[&str] = &[
+        "timeout",
+        "cwd",
+        "daemon_term_grace_seconds",
+        "env_passthrough",
+    ];
+    let Some(entries) = r.mapping("terminal", node) else {
+        return;
+    };
+    let t = &mut c.terminal;
+    for (name, v, pos) in entries {
+        let key = join("terminal", &name);
+        if v.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "timeout" => {
+                let value = r.int(&key, v, 1, 86_400).map(|n| n as u64);
+                set(&mut t.timeout, value, v.pos);
+            }
+            "cwd" => {
+                let Some(text) = r.string(&key, v) else {
+                    continue;
+                };
+                let text = text.trim();
+                let value = if text.is_empty() || text == "." {
+                    None
+                } else if let Some(rest) = text.strip_prefix("~/") {
+                    let home = std::env::var_os("HOME").map(PathBuf::from);
+                    Some(home.map_or_else(|| PathBuf::from(text), |h| h.join(rest)))
+                } else {
+                    Some(PathBuf::from(text))
+                };
+                set(&mut t.cwd, Some(value), v.pos);
+            }
+            "daemon_term_grace_seconds" => {
+                let value = r.float(&key, v, 0.0, 60.0);
+                set(&mut t.daemon_term_grace_seconds, value, v.pos);
+            }
+            "env_passthrough" => {
+                let value = r.strings(&key, v).map(|names| {
+                    names
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, n)| {
+                            let ok = !n.is_empty() && !n.contains('=') && !n.contains('\0');
+                            if !ok {
+                                r.error(
+                                    &format!("{key}[{i}]"),
+                                    v.pos,
+                                    format!("`{n}` is not an environment variable name"),
+                                );
+                            }
+                            ok
+                        })
+                        .map(|(_, n)| n)
+                        .collect()
+                });
+                set(&mut t.env_passthrough, value, v.pos);
+            }
+            other => r.unknown("terminal", other, pos, READ, REFERENCE_TERMINAL),
+        }
+    }
+}
+
+fn read_security(r: &mut Reader, c: &mut ProfileConfig, node: &Node, profile: &Profile) {
+    const READ: &[&str] = &["allow_private_urls", "redact_secrets", "website_blocklist"];
+    let Some(entries) = r.mapping("security", node) else {
+        return;
+    };
+    let s = &mut c.security;
+    for (name, v, pos) in entries {
+        let key = join("security", &name);
+        if v.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "allow_private_urls" => {
+                let value = r.bool(&key, v);
+                set(&mut s.allow_private_urls, value, v.pos);
+            }
+            "redact_secrets" => {
+                let value = r.bool(&key, v);
+                set(&mut s.redact_secrets, value, v.pos);
+            }
+            "website_blocklist" => {
+                let Some(fields) = r.mapping(&key, v) else {
+                    continue;
+                };
+                let wb = &mut s.website_blocklist;
+                for (name, v, pos) in fields {
+                    let key = join("security.website_blocklist", &name);
+                    if v.is_null() {
+                        continue;
+                    }
+                    match name.as_str() {
+                        "enabled" => {
+                            let value = r.bool(&key, v);
+                            set(&mut wb.enabled, value, v.pos);
+                        }
+                        "domains" => {
+                            let value = r.strings(&key, v);
+                            set(&mut wb.domains, value, v.pos);
+                        }
+                        "shared_files" => {
+                            let value = r.strings(&key, v).map(|files| {
+                                files
+                                    .into_iter()
+                                    .map(|f| profile.home().join(f.trim()))
+                                    .collect()
+                            });
+                            set(&mut wb.shared_files, value, v.pos);
+                        }
+                        other => r.unknown(
+                            "security.website_blocklist",
+                            other,
+                            pos,
+                            &["enabled", "domains", "shared_files"],
+                            &[],
+                        ),
+                    }
+                }
+            }
+            other => r.unknown("security", other, pos, READ, REFERENCE_SECURITY),
+        }
+    }
+}
+
+fn read_approvals(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
+    const READ: &[&str] = &["mode", "timeout", "cron_mode", "deny"];
+    let Some(entries) = r.mapping("approvals", node) else {
+        return;
+    };
+    let a = &mut c.approvals;
+    for (name, v, pos) in entries {
+        let key = join("approvals", &name);
+        if v.is_null() {
+            continue;
+        }
+        match name.as_str() {
+            "mode" => {
+                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+                let plain = matches!(&v.kind, Kind::Scalar { plain: true, .. });
+                let mode = match text.as_deref() {
+                    Some("manual") => Some(ApprovalMode::Manual),
+                    Some("smart") => Some(ApprovalMode::Smart),
+                    Some("off") => Some(ApprovalMode::Off),
+                    // YAML 1.1 booleans, as the reference reads them.
+                    Some(t) if plain && parse_bool(t) == Some(false) => Some(ApprovalMode::Off),
+                    Some(t) if plain && parse_bool(t) == Some(true) => Some(ApprovalMode::Manual),
+                    _ => None,
+                };
+                if mode.is_none() {
+                    r.expected(&key, v, "manual, smart or off");
+                }
+                set(&mut a.mode, mode, v.pos);
+            }
+            "timeout" => {
+                let value = r.int(&key, v, 1, 86_400).map(|n| n as u64);
+                set(&mut a.timeout, value, v.pos);
+            }
+            "cron_mode" => {
+                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+                let mode = match text.as_deref() {
+                    Some("deny") => Some(CronMode::Deny),
+                    Some("approve" | "allow") => Some(CronMode::Approve),
+                    Some(t) if parse_bool(t).is_some() => Some(if parse_bool(t) == Some(true) {
+                        CronMode::Approve
+                    } else {
+                        CronMode::Deny
+                    }),
+                    _ => None,
+                };
+                if mode.is_none() {
+                    r.expected(&key, v, "deny or approve");
+                }
+                set(&mut a.cron_mode, mode, v.pos);
+            }
+            "deny" => {
+                let value = r.strings(&key, v);
+                set(&mut a.deny, value, v.pos);
+            }
+            other => r.unknown("approvals", other, pos, READ, REFERENCE_APPROVALS),
+        }
+    }
+}
+
+fn read_mcp_servers(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
+    let Some(servers) = r.mapping("mcp_servers", node) else {
+        return;
+    };
+    for (name, v, pos) in servers {
+        let key = join("mcp_servers", &name);
+        if let Some(server) = read_mcp_server(r, &key, v, pos) {
+            c.mcp_servers.insert(name, server);
+        }
+    }
+}
+
+fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<McpServer> {
+    const READ: &[&str] = &[
+        "command",
+        "args",
+        "env",
+        "url",
+        "headers",
+        "enabled",
+        "timeout",
+        "connect_timeout",
+        "tools",
+    ];
+    let entries = r.mapping(key, node)?;
+    let mut command = None;
+    let mut args = Vec::new();
+    let mut env = BTreeMap::new();
+    let mut url = None;
+    let mut url_pos = node.pos;
+    let mut headers = BTreeMap::new();
+    let mut server_enabled = true;
+    let mut timeout = None;
+    let mut connect_timeout = None;
+    let mut include = Vec::new();
+    let mut exclude = Vec::new();
+    let mut bad = false;
+    for (name, v, pos) in entries {
+        let k = join(key, &name);
+        if v.is_null() {
+            continue;
+        }
+        // A field that does not read makes the whole server unusable:
+        // better refused with its reason than started half-configured.
+        let mut ok = |present: bool| bad |= !present;
+        match name.as_str() {
+            "command" => {
+                command = r.string(&k, v);
+                ok(command.is_some());
+            }
+            "args" => {
+                let value = r.strings(&k, v);
+                ok(value.is_some());
+                args = value.unwrap_or_default();
+            }
+            "env" => {
+                let value = r.string_map(&k, v);
+                ok(value.is_some());
+                env = value.unwrap_or_default();
+            }
+            "url" => {
+                url_pos = v.pos;
+                url = r.string(&k, v);
+                ok(url.is_some());
+            }
+            "headers" => {
+                let value = r.string_map(&k, v);
+                ok(value.is_some());
+                headers = value.unwrap_or_default();
+            }
+            "enabled" => {
+                let value = r.bool(&k, v);
+                ok(value.is_some());
+                server_enabled = value.unwrap_or(false);
+            }
+            "timeout" => {
+                timeout = r.float(&k, v, 0.001, 86_400.0);
+                ok(timeout.is_some());
+            }
+            "connect_timeout" => {
+                connect_timeout = r.float(&k, v, 0.001, 86_400.0);
+                ok(connect_timeout.is_some());
+            }
+            "tools" => {
+                let Some(fields) = r.mapping(&k, v) else {
+                    ok(false);
+                    continue;
+                };
+                for (field, list, fpos) in fields {
+                    let fk = join(&k, &field);
+                    if list.is_null() {
+                        continue;
+                    }
+                    match field.as_str() {
+                        "include" => include = r.strings(&fk, list).unwrap_or_default(),
+                        "exclude" => exclude = r.strings(&fk, list).unwrap_or_default(),
+                        "resources" | "prompts" => {}
+                        other => r.unknown(
+                            &k,
+                            other,
+                            fpos,
+                            &["include", "exclude"],
+                            &["resources", "prompts"],
+                        ),
+                    }
+                }
+            }
+            other => r.unknown(key, other, pos, READ, REFERENCE_MCP_SERVER),
+        }
+    }
+    let transport = match (command, url) {
+        (Some(command), None) => McpTransport::Stdio { command, args, env },
+        (None, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                r.error(
+                    &join(key, "url"),
+                    url_pos,
+                    format!("`{url}` is not an http(s) URL"),
+                );
+                return None;
+            }
+            McpTransport::Http { url, headers }
+        }
+        (Some(_), Some(_)) => {
+            r.error(
+                key,
+                node.pos,
+                "a server has either `command` or `url`, not both",
+            );
+            return None;
+        }
+        (None, None) => {
+            if !bad {
+                r.error(
+                    key,
+                    node.pos,
+                    "a server needs `command` (stdio) or `url` (HTTP)",
+                );
+            }
+            return None;
+        }
+    };
+    if bad {
+        return None;
+    }
+    Some(McpServer {
+        transport,
+        enabled: server_enabled,
+        timeout,
+        connect_timeout,
+        include,
+        exclude,
+        pos: at,
+    })
+}
+
+/// The `.env` keys that existed before `config.yaml` was read keep working
+/// and win over the file. An unreadable value is a warning and ignored.
+fn apply_env(c: &mut ProfileConfig, profile: &Profile, r: &mut Reader) {
+    let secrets = profile.secrets();
+    let get = |name: &str| {
+        secrets
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let note = |name: &str, value: &str| {
+        format!("the .env value {name}={value} is not understood and is ignored")
+    };
+    if let Some(v) = get(env::KILL_GRACE_SECONDS) {
+        match v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0) {
+            Some(secs) => {
+                c.terminal.daemon_term_grace_seconds = Setting {
+                    value: secs.min(60.0),
+                    source: Source::Env(env::KILL_GRACE_SECONDS),
+                }
+            }
+            None => r.push(
+                Severity::Warning,
+                "",
+                None,
+                note(env::KILL_GRACE_SECONDS, &v),
+            ),
+        }
+    }
+    if let Some(v) = get(env::ALLOW_PRIVATE_URLS) {
+        // As before the file was read: these words allow, anything else does not.
+        let allow = matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
+        c.security.allow_private_urls = Setting {
+            value: allow,
+            source: Source::Env(env::ALLOW_PRIVATE_URLS),
+        };
+    }
+}

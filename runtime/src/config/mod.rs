@@ -1,0 +1,631 @@
+//! The profile's `config.yaml`: the reference's keys and meanings, read
+//! into typed settings with defaults (see `docs/config.md` for every key).
+//!
+//! [`Profile::config`] reads `<home>/config.yaml` at call time, cached per
+//! profile and read again when the file (or the profile's `.env`, which
+//! overrides some keys) changes: its inode, size or modification time. One
+//! process serves many profiles, each with its own settings.
+//!
+//! Precedence, for a value set in several places: a flag (or a tool
+//! call's own argument) > the profile's `.env` > `config.yaml` > the
+//! default. Every [`Setting`] says where its value came from.
+//!
+//! Nothing here fails: a file that cannot be read or parsed, a wrong type,
+//! a value out of range each become a [`Diagnostic`] and leave that one
+//! value at its default; the rest loads. Keys of the reference this
+//! project does not use are ignored quietly; keys neither knows are
+//! warnings with a did-you-mean.
+
+mod known;
+mod load;
+pub mod yaml;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::Profile;
+
+pub use yaml::Pos;
+
+/// The file's name in the profile's home.
+pub const FILE_NAME: &str = "config.yaml";
+/// A larger `config.yaml` is not read (the reference's full default file
+/// is about 40 KiB).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// The smallest result cap `tool_output.max_result_chars` may set.
+pub const MIN_RESULT_CHARS: usize = 1_024;
+
+/// `.env` keys that override `config.yaml` (kept from before the file was read).
+pub mod env {
+    /// `terminal.daemon_term_grace_seconds`.
+    pub const KILL_GRACE_SECONDS: &str = "TERMINAL_KILL_GRACE_SECONDS";
+    /// `security.allow_private_urls`: `1`, `true`, `yes` or `on`.
+    pub const ALLOW_PRIVATE_URLS: &str = "HERMES_ALLOW_PRIVATE_URLS";
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    Default,
+    /// `config.yaml`, at this position.
+    File(Pos),
+    /// The profile's `.env`, under this name.
+    Env(&'static str),
+    /// A command-line flag.
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(pos) => write!(f, "config.yaml:{}:{}", pos.line, pos.col),
+            Source::Env(name) => write!(f, ".env {name}"),
+            Source::Flag(name) => write!(f, "flag {name}"),
+        }
+    }
+}
+
+/// One value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+impl<T> Setting<T> {
+    pub fn default(value: T) -> Self {
+        Setting {
+            value,
+            source: Source::Default,
+        }
+    }
+
+    /// Whether the value was set anywhere (not the default).
+    pub fn is_set(&self) -> bool {
+        self.source != Source::Default
+    }
+}
+
+/// Error or warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A problem found in the file: where, which key, what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// The key's path (`platform_toolsets.cli[2]`); empty for the whole file.
+    pub key: String,
+    pub pos: Option<Pos>,
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// `FILE:LINE:COL: error: KEY: MESSAGE`.
+    pub fn render(&self, file: &Path) -> String {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let at = match self.pos {
+            Some(p) => format!("{}:{}:{}", file.display(), p.line, p.col),
+            None => file.display().to_string(),
+        };
+        if self.key.is_empty() {
+            format!("{at}: {level}: {}", self.message)
+        } else {
+            format!("{at}: {level}: {}: {}", self.key, self.message)
+        }
+    }
+}
+
+/// `tool_output`: how much of a tool's output the model sees.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolOutput {
+    /// `terminal` output kept, in bytes (head and tail around the cut).
+    pub max_bytes: Setting<usize>,
+    /// The most lines one `read_file` call returns.
+    pub max_lines: Setting<usize>,
+    /// Longer lines of `read_file` are cut, in characters.
+    pub max_line_length: Setting<usize>,
+    /// This project's: every tool result's cap, in characters (`None`: the
+    /// program's `DispatchConfig`). Lowers a tool's own cap, never raises it.
+    pub max_result_chars: Setting<Option<usize>>,
+}
+
+/// `tools.tool_search.enabled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSearchMode {
+    /// Defer when the program turned disclosure on and the deferrable
+    /// schemas exceed `threshold_pct` of its context window.
+    Auto,
+    /// Defer whenever there is a deferrable tool.
+    On,
+    /// Never defer.
+    Off,
+}
+
+/// `tools.tool_search`: progressive disclosure.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolSearch {
+    pub enabled: Setting<ToolSearchMode>,
+    /// Share of the context window (0–100) past which `auto` defers.
+    pub threshold_pct: Setting<u8>,
+    /// Hits `tool_search` returns when the model gives no `limit`.
+    pub search_default_limit: Setting<usize>,
+    /// The largest `limit` the model may ask for.
+    pub max_search_limit: Setting<usize>,
+}
+
+/// `terminal`: the settings of the local backend this project has.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Terminal {
+    /// A foreground command's timeout when the call gives none, in seconds.
+    pub timeout: Setting<u64>,
+    /// The directory commands run in when the call names none; `None`
+    /// (the default, `.`): the session's working directory.
+    pub cwd: Setting<Option<PathBuf>>,
+    /// Between SIGTERM and SIGKILL when a process tree is torn down, in
+    /// seconds (at most 60).
+    pub daemon_term_grace_seconds: Setting<f64>,
+    /// Variables of the agent's own environment passed to commands.
+    pub env_passthrough: Setting<Vec<String>>,
+}
+
+/// `security.website_blocklist`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WebsiteBlocklist {
+    pub enabled: Setting<bool>,
+    /// Host rules: `example.com` (and its subdomains) or `*.example.com`.
+    pub domains: Setting<Vec<String>>,
+    /// Files of more rules, one a line (`#` comments); relative to the home.
+    pub shared_files: Setting<Vec<PathBuf>>,
+}
+
+/// `security`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Security {
+    /// Let web tools reach loopback and private addresses.
+    pub allow_private_urls: Setting<bool>,
+    /// Redact secrets from tool output.
+    pub redact_secrets: Setting<bool>,
+    pub website_blocklist: WebsiteBlocklist,
+}
+
+/// `approvals.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    Manual,
+    Smart,
+    Off,
+}
+
+/// `approvals.cron_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CronMode {
+    Deny,
+    Approve,
+}
+
+/// `approvals`: for the approval feature (parsed and validated here).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Approvals {
+    pub mode: Setting<ApprovalMode>,
+    /// Seconds to wait for the user's answer.
+    pub timeout: Setting<u64>,
+    pub cron_mode: Setting<CronMode>,
+    /// Glob patterns of commands always refused (case-insensitive).
+    pub deny: Setting<Vec<String>>,
+}
+
+/// How an MCP server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One `mcp_servers` entry (parsed and validated here, for the MCP client).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServer {
+    pub transport: McpTransport,
+    pub enabled: bool,
+    /// Seconds per call.
+    pub timeout: Option<f64>,
+    /// Seconds to connect.
+    pub connect_timeout: Option<f64>,
+    /// `tools.include` / `tools.exclude`: which of its tools to offer.
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    pub pos: Pos,
+}
+
+/// The settings of one profile.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProfileConfig {
+    pub path: PathBuf,
+    /// Whether the file exists.
+    pub present: bool,
+    /// `toolsets`: the default toolsets when no platform is named.
+    pub toolsets: Setting<Option<Vec<String>>>,
+    /// `platform_toolsets`: the toolsets of each platform.
+    pub platform_toolsets: BTreeMap<String, Setting<Vec<String>>>,
+    pub tool_output: ToolOutput,
+    pub tool_search: ToolSearch,
+    pub terminal: Terminal,
+    pub security: Security,
+    pub approvals: Approvals,
+    /// Command patterns the user approved for good.
+    pub command_allowlist: Setting<Vec<String>>,
+    pub mcp_servers: BTreeMap<String, McpServer>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Different for every load: definitions memoised under one load are
+    /// not reused under another.
+    pub stamp: u64,
+}
+
+impl ProfileConfig {
+    /// Every setting at its default, for a profile whose file is at `path`.
+    pub fn defaults(path: PathBuf) -> Self {
+        static STAMP: AtomicU64 = AtomicU64::new(1);
+        ProfileConfig {
+            path,
+            present: false,
+            toolsets: Setting::default(None),
+            platform_toolsets: BTreeMap::new(),
+            tool_output: ToolOutput {
+                max_bytes: Setting::default(50_000),
+                max_lines: Setting::default(2_000),
+                max_line_length: Setting::default(2_000),
+                max_result_chars: Setting::default(None),
+            },
+            tool_search: ToolSearch {
+                enabled: Setting::default(ToolSearchMode::Auto),
+                threshold_pct: Setting::default(10),
+                search_default_limit: Setting::default(5),
+                max_search_limit: Setting::default(20),
+            },
+            terminal: Terminal {
+                timeout: Setting::default(180),
+                cwd: Setting::default(None),
+                daemon_term_grace_seconds: Setting::default(2.0),
+                env_passthrough: Setting::default(Vec::new()),
+            },
+            security: Security {
+                allow_private_urls: Setting::default(false),
+                redact_secrets: Setting::default(true),
+                website_blocklist: WebsiteBlocklist {
+                    enabled: Setting::default(false),
+                    domains: Setting::default(Vec::new()),
+                    shared_files: Setting::default(Vec::new()),
+                },
+            },
+            approvals: Approvals {
+                mode: Setting::default(ApprovalMode::Smart),
+                timeout: Setting::default(60),
+                cron_mode: Setting::default(CronMode::Deny),
+                deny: Setting::default(Vec::new()),
+            },
+            command_allowlist: Setting::default(Vec::new()),
+            mcp_servers: BTreeMap::new(),
+            diagnostics: Vec::new(),
+            stamp: STAMP.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Reads the settings of `profile` now (no cache): `config.yaml`, then
+    /// the `.env` keys that override it.
+    pub fn load(profile: &Profile) -> Self {
+        load::load(profile)
+    }
+
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+    }
+
+    /// The toolsets of `platform`: `platform_toolsets.NAME` when the file
+    /// sets it, else the platform's bundle `hermes-NAME` (`_` written `-`),
+    /// as the reference defaults. MCP server names and the reference's
+    /// `no_mcp` are left out (no MCP client here yet).
+    pub fn platform_toolsets(&self, platform: &str) -> Setting<Vec<String>> {
+        match self.platform_toolsets.get(platform) {
+            Some(set) => Setting {
+                value: set
+                    .value
+                    .iter()
+                    .filter(|t| *t != "no_mcp" && !self.mcp_servers.contains_key(*t))
+                    .cloned()
+                    .collect(),
+                source: set.source.clone(),
+            },
+            None => Setting::default(vec![format!(
+                "{}{}",
+                hermes_tool_facts::BUNDLE_PREFIX,
+                platform.replace('_', "-")
+            )]),
+        }
+    }
+
+    /// The toolsets a front end (`schema`, `serve`) offers: the flag's,
+    /// else the platform's (see [`ProfileConfig::platform_toolsets`]), else
+    /// the file's `toolsets`; `None` when none of them says (the front end's
+    /// own default then applies).
+    pub fn select_toolsets(
+        &self,
+        flag: Option<Vec<String>>,
+        platform: Option<&str>,
+    ) -> Option<Setting<Vec<String>>> {
+        if let Some(names) = flag {
+            return Some(Setting {
+                value: names,
+                source: Source::Flag("--toolsets"),
+            });
+        }
+        if let Some(platform) = platform {
+            return Some(self.platform_toolsets(platform));
+        }
+        let t = &self.toolsets;
+        t.value.clone().map(|value| Setting {
+            value,
+            source: t.source.clone(),
+        })
+    }
+
+    /// Every setting as `(key, value, source)`, in file order of sections,
+    /// for `hermes-tools config show`.
+    pub fn entries(&self) -> Vec<(String, String, Source)> {
+        fn list<T: fmt::Display>(items: &[T]) -> String {
+            let shown: Vec<String> = items.iter().map(ToString::to_string).collect();
+            format!("[{}]", shown.join(", "))
+        }
+        let mut out = Vec::new();
+        let mut put = |key: &str, value: String, source: &Source| {
+            out.push((key.to_string(), value, source.clone()));
+        };
+        let t = &self.toolsets;
+        put(
+            "toolsets",
+            t.value.as_deref().map_or("(unset)".into(), list),
+            &t.source,
+        );
+        for (name, set) in &self.platform_toolsets {
+            put(
+                &format!("platform_toolsets.{name}"),
+                list(&set.value),
+                &set.source,
+            );
+        }
+        let o = &self.tool_output;
+        put(
+            "tool_output.max_bytes",
+            o.max_bytes.value.to_string(),
+            &o.max_bytes.source,
+        );
+        put(
+            "tool_output.max_lines",
+            o.max_lines.value.to_string(),
+            &o.max_lines.source,
+        );
+        put(
+            "tool_output.max_line_length",
+            o.max_line_length.value.to_string(),
+            &o.max_line_length.source,
+        );
+        put(
+            "tool_output.max_result_chars",
+            o.max_result_chars
+                .value
+                .map_or("(the program's, 100000 unless it says)".into(), |v| {
+                    v.to_string()
+                }),
+            &o.max_result_chars.source,
+        );
+        let s = &self.tool_search;
+        let mode = match s.enabled.value {
+            ToolSearchMode::Auto => "auto",
+            ToolSearchMode::On => "on",
+            ToolSearchMode::Off => "off",
+        };
+        put("tools.tool_search.enabled", mode.into(), &s.enabled.source);
+        put(
+            "tools.tool_search.threshold_pct",
+            s.threshold_pct.value.to_string(),
+            &s.threshold_pct.source,
+        );
+        put(
+            "tools.tool_search.search_default_limit",
+            s.search_default_limit.value.to_string(),
+            &s.search_default_limit.source,
+        );
+        put(
+            "tools.tool_search.max_search_limit",
+            s.max_search_limit.value.to_string(),
+            &s.max_search_limit.source,
+        );
+        let term = &self.terminal;
+        put(
+            "terminal.timeout",
+            term.timeout.value.to_string(),
+            &term.timeout.source,
+        );
+        put(
+            "terminal.cwd",
+            term.cwd
+                .value
+                .as_ref()
+                .map_or("(the session's)".into(), |p| p.display().to_string()),
+            &term.cwd.source,
+        );
+        put(
+            "terminal.daemon_term_grace_seconds",
+            term.daemon_term_grace_seconds.value.to_string(),
+            &term.daemon_term_grace_seconds.source,
+        );
+        put(
+            "terminal.env_passthrough",
+            list(&term.env_passthrough.value),
+            &term.env_passthrough.source,
+        );
+        let sec = &self.security;
+        put(
+            "security.allow_private_urls",
+            sec.allow_private_urls.value.to_string(),
+            &sec.allow_private_urls.source,
+        );
+        put(
+            "security.redact_secrets",
+            sec.redact_secrets.value.to_string(),
+            &sec.redact_secrets.source,
+        );
+        let wb = &sec.website_blocklist;
+        put(
+            "security.website_blocklist.enabled",
+            wb.enabled.value.to_string(),
+            &wb.enabled.source,
+        );
+        put(
+            "security.website_blocklist.domains",
+            list(&wb.domains.value),
+            &wb.domains.source,
+        );
+        let files: Vec<String> = wb
+            .shared_files
+            .value
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        put(
+            "security.website_blocklist.shared_files",
+            list(&files),
+            &wb.shared_files.source,
+        );
+        let a = &self.approvals;
+        let mode = match a.mode.value {
+            ApprovalMode::Manual => "manual",
+            ApprovalMode::Smart => "smart",
+            ApprovalMode::Off => "off",
+        };
+        put("approvals.mode", mode.into(), &a.mode.source);
+        put(
+            "approvals.timeout",
+            a.timeout.value.to_string(),
+            &a.timeout.source,
+        );
+        let cron = match a.cron_mode.value {
+            CronMode::Deny => "deny",
+            CronMode::Approve => "approve",
+        };
+        put("approvals.cron_mode", cron.into(), &a.cron_mode.source);
+        put("approvals.deny", list(&a.deny.value), &a.deny.source);
+        put(
+            "command_allowlist",
+            list(&self.command_allowlist.value),
+            &self.command_allowlist.source,
+        );
+        for (name, server) in &self.mcp_servers {
+            let how = match &server.transport {
+                McpTransport::Stdio { command, args, .. } => {
+                    format!("command {command} {}", args.join(" "))
+                }
+                McpTransport::Http { url, .. } => format!("url {url}"),
+            };
+            let state = if server.enabled { "" } else { " (disabled)" };
+            put(
+                &format!("mcp_servers.{name}"),
+                format!("{}{state}", how.trim_end()),
+                &Source::File(server.pos),
+            );
+        }
+        out
+    }
+}
+
+/// What identifies a version of a file: inode, size, modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: Option<std::time::SystemTime>,
+}
+
+fn stamp_of(path: &Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok()?;
+    Some(FileStamp {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        len: meta.len(),
+        mtime: meta.modified().ok(),
+    })
+}
+
+struct Cached {
+    files: [Option<FileStamp>; 2],
+    config: Arc<ProfileConfig>,
+}
+
+/// Profiles remembered at once; past it the cache starts over.
+const MAX_CACHED_PROFILES: usize = 256;
+
+fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Cached>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The settings of `profile`, from the cache while its `config.yaml` and
+/// `.env` are unchanged (two `stat` calls), else read again.
+pub(crate) fn cached(profile: &Profile) -> Arc<ProfileConfig> {
+    let files = [
+        stamp_of(&profile.home().join(FILE_NAME)),
+        stamp_of(&profile.home().join(".env")),
+    ];
+    {
+        let map = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = map.get(profile.home()) {
+            if hit.files == files {
+                return hit.config.clone();
+            }
+        }
+    }
+    // Read outside the lock: another profile's reader does not wait.
+    let config = Arc::new(ProfileConfig::load(profile));
+    let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= MAX_CACHED_PROFILES && !map.contains_key(profile.home()) {
+        map.clear();
+    }
+    map.insert(
+        profile.home().to_path_buf(),
+        Cached {
+            files,
+            config: config.clone(),
+        },
+    );
+    config
+}

@@ -1,0 +1,106 @@
+//! `hermes-tools config show|check|path`: the profile's `config.yaml` as the
+//! tools see it (`hermes_runtime::config`).
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use hermes_runtime::config::{ProfileConfig, Severity};
+use hermes_runtime::Profile;
+
+#[derive(Subcommand)]
+pub enum ConfigCommand {
+    /// Print every effective setting and where it came from (default,
+    /// config.yaml:LINE:COL, .env NAME, flag).
+    Show {
+        /// Also show the toolsets this platform gets (`platform_toolsets`).
+        #[arg(long, value_name = "NAME")]
+        platform: Option<String>,
+    },
+    /// Validate the file: print each problem as FILE:LINE:COL: KEY: MESSAGE;
+    /// exit 1 when there is an error (warnings alone exit 0).
+    Check,
+    /// Print the file's path (it need not exist).
+    Path,
+}
+
+pub fn run(command: ConfigCommand, profile: &Profile) -> (String, ExitCode) {
+    // Read now, not from the cache: the file as it is this moment.
+    let config = ProfileConfig::load(profile);
+    match command {
+        ConfigCommand::Path => (format!("{}\n", config.path.display()), ExitCode::SUCCESS),
+        ConfigCommand::Show { platform } => {
+            let mut rows = config.entries();
+            if let Some(platform) = platform {
+                let set = config.platform_toolsets(&platform);
+                rows.insert(
+                    0,
+                    (
+                        format!("(toolsets of platform {platform})"),
+                        format!("[{}]", set.value.join(", ")),
+                        set.source,
+                    ),
+                );
+            }
+            let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+            let mut text = format!("# {}\n", describe_file(&config));
+            for (key, value, source) in rows {
+                text += &format!("{key:<width$}  {value}  ({source})\n");
+            }
+            for d in &config.diagnostics {
+                eprintln!("{}", d.render(&config.path));
+            }
+            (text, ExitCode::SUCCESS)
+        }
+        ConfigCommand::Check => {
+            let mut text = String::new();
+            for d in &config.diagnostics {
+                text += &d.render(&config.path);
+                text.push('\n');
+            }
+            let count = |s: Severity| {
+                config
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.severity == s)
+                    .count()
+            };
+            let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
+            text += &format!(
+                "{}: {errors} error(s), {warnings} warning(s)\n",
+                describe_file(&config)
+            );
+            let code = if errors > 0 {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+            (text, code)
+        }
+    }
+}
+
+fn describe_file(config: &ProfileConfig) -> String {
+    if config.present {
+        config.path.display().to_string()
+    } else {
+        format!("{} (absent: the defaults apply)", config.path.display())
+    }
+}
+
+/// One line on stderr when the profile's file has errors, for the front
+/// ends that read it (`schema`, `serve`).
+pub fn warn_on_errors(profile: &Profile) {
+    let config = profile.config();
+    let errors = config
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    if errors > 0 {
+        eprintln!(
+            "warning: {} has {errors} error(s); those values keep their defaults \
+             (see `hermes-tools config check`)",
+            config.path.display()
+        );
+    }
+}
