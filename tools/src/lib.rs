@@ -13,6 +13,7 @@
 pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
+pub mod mcp_client;
 pub mod procs;
 mod schema_util;
 
