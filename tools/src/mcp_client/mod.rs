@@ -273,8 +273,14 @@ impl McpClients {
 
     /// Waits until every server's first attempt is over (each bounded by its
     /// `connect_timeout`), or `limit`.
+    /// Not from inside an async runtime: use [`McpClients::ready`] there.
     pub fn wait_ready(&self, limit: Duration) {
         let Some(runtime) = &self.runtime else { return };
+        runtime.block_on(self.ready(limit));
+    }
+
+    /// [`McpClients::wait_ready`] for async callers.
+    pub async fn ready(&self, limit: Duration) {
         let waits: Vec<_> = self
             .servers
             .iter()
@@ -285,14 +291,12 @@ impl McpClients {
                 }
             })
             .collect();
-        runtime.block_on(async move {
-            let all = async {
-                for w in waits {
-                    w.await;
-                }
-            };
-            let _ = tokio::time::timeout(limit, all).await;
-        });
+        let all = async {
+            for w in waits {
+                w.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, all).await;
     }
 
     /// The longest `connect_timeout` of the enabled servers (a bound for

@@ -98,6 +98,13 @@ def structured(n: int) -> dict:
 
 
 @mcp.tool()
+def header(name: str, ctx: Context) -> str:
+    """One header of the HTTP request carrying this call."""
+    request = ctx.request_context.request
+    return request.headers.get(name, "<unset>") if request is not None else "<no http>"
+
+
+@mcp.tool()
 def pid() -> str:
     """The server's process id."""
     return str(os.getpid())
