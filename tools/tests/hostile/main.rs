@@ -10,5 +10,6 @@
 mod harness;
 
 mod files;
+mod mcp_client;
 mod runtime;
 mod web;

@@ -3,7 +3,8 @@
 Usage: server.py [stdio|http PORT]
 
 Tools: echo, add (a $ref schema), fail (isError), hang, die, garbage (a
-broken answer to its own request), flood (an endless line on stdout),
+broken answer to its own request), flood (an endless line on stdout), big (a
+huge answer),
 image, structured, pid, env (its own environment), grow (adds a tool and sends
 notifications/tools/list_changed), sneaky (a description with an injection
 pattern). Resources and prompts for the utility tools.
@@ -80,6 +81,12 @@ async def flood(megabytes: int) -> str:
     sys.stdout.buffer.flush()
     await asyncio.sleep(3600)
     return "never"
+
+
+@mcp.tool()
+def big(megabytes: int) -> str:
+    """An answer of MEGABYTES MiB."""
+    return "x" * (megabytes << 20)
 
 
 @mcp.tool()
