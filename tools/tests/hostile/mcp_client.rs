@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use crate::harness;
 
 #[path = "../mcp_client_support/mod.rs"]
-#[allow(dead_code, unused_imports)]
 mod support;
 
 /// A profile whose `config.yaml` runs the test server as `h`, with a
