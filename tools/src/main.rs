@@ -39,7 +39,8 @@ enum Command {
         /// names (default: its `hermes-NAME` bundle).
         #[arg(long, value_name = "NAME")]
         platform: Option<String>,
-        /// Toolsets to disable, comma-separated (subtracted last).
+        /// Toolsets to disable, comma-separated (subtracted last), with
+        /// config.yaml's `agent.disabled_toolsets`.
         #[arg(long, value_delimiter = ',')]
         disable: Vec<String>,
         /// The provider dialect: openai, openai-strict, gemini, llamacpp, mcp.
@@ -70,7 +71,8 @@ enum Command {
         /// names (default: its `hermes-NAME` bundle).
         #[arg(long, value_name = "NAME")]
         platform: Option<String>,
-        /// Toolsets to withhold, comma-separated (subtracted last).
+        /// Toolsets to withhold, comma-separated (subtracted last), with
+        /// config.yaml's `agent.disabled_toolsets`.
         #[arg(long, value_delimiter = ',')]
         disable: Vec<String>,
         /// Serve streamable HTTP on ADDR instead of stdio: PORT (on
@@ -166,10 +168,12 @@ fn main() -> ExitCode {
             dialect,
         } => {
             config_cmd::warn_on_errors(&profile);
-            let toolsets = profile
-                .config()
+            let config = profile.config();
+            let toolsets = config
                 .select_toolsets(toolsets, platform.as_deref())
                 .map(|s| s.value);
+            let mut disable = disable;
+            disable.extend(config.disabled_toolsets.value.iter().cloned());
             schema(registry, toolsets, disable, &dialect, &profile)
         }
         Command::Mcp(command) => {
@@ -244,10 +248,12 @@ fn main() -> ExitCode {
         } => {
             let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
             config_cmd::warn_on_errors(&profile);
-            let toolsets = profile
-                .config()
+            let config = profile.config();
+            let toolsets = config
                 .select_toolsets(toolsets, platform.as_deref())
                 .map_or_else(|| vec!["core".to_string()], |s| s.value);
+            let mut disable = disable;
+            disable.extend(config.disabled_toolsets.value.iter().cloned());
             let options = mcp::ServeOptions {
                 toolsets,
                 disable,

@@ -1,7 +1,7 @@
 //! From the YAML tree to typed settings: every key read with its path, every
 //! problem a diagnostic that leaves that one value at its default.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -101,6 +101,8 @@ impl Reader {
             return None;
         };
         let mut out: Vec<(String, &'n Node, Pos)> = Vec::with_capacity(pairs.len());
+        // Where each name is in `out` (a flood of keys stays linear).
+        let mut index: HashMap<&'n str, usize> = HashMap::with_capacity(pairs.len());
         let mut merged: Vec<(String, &'n Node, Pos)> = Vec::new();
         for (k, v) in pairs {
             let Some(name) = k.scalar() else {
@@ -123,20 +125,26 @@ impl Reader {
                 }
                 continue;
             }
-            if let Some(first) = out.iter().position(|(n, _, _)| n == name) {
+            if let Some(&first) = index.get(name) {
                 let line = out[first].2.line;
                 self.warn(
                     &join(key, name),
                     k.pos,
                     format!("repeated key (first at line {line}); this later value is used"),
                 );
-                out.remove(first);
+                // The later value, at the later position.
+                out[first] = (name.to_string(), v, k.pos);
+                continue;
             }
+            index.insert(name, out.len());
             out.push((name.to_string(), v, k.pos));
         }
         // Merged entries fill in what the mapping does not set itself.
+        // (The first merged mapping that sets a name wins, as in YAML 1.1.)
+        let mut own: std::collections::HashSet<String> =
+            out.iter().map(|(n, _, _)| n.clone()).collect();
         for (name, v, pos) in merged {
-            if !out.iter().any(|(n, _, _)| *n == name) {
+            if own.insert(name.clone()) {
                 out.push((name, v, pos));
             }
         }
@@ -145,6 +153,11 @@ impl Reader {
 
     fn unknown(&mut self, key: &str, name: &str, pos: Pos, read: &[&str], reference: &[&str]) {
         if reference.contains(&name) {
+            return;
+        }
+        if self.diags.len() >= MAX_DIAGNOSTICS {
+            // Not shown: no need to look for near names.
+            self.push(Severity::Warning, key, Some(pos), String::new());
             return;
         }
         let path = join(key, name);
@@ -375,6 +388,7 @@ const ROOT_READ: &[&str] = &[
     "approvals",
     "command_allowlist",
     "mcp_servers",
+    "agent",
 ];
 
 fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profile) {
@@ -421,6 +435,19 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
                 set(&mut c.command_allowlist, value, node.pos);
             }
             "mcp_servers" => read_mcp_servers(r, c, node),
+            "agent" => {
+                // Only this key is the tools'; the rest of the section is
+                // the agent loop's, accepted as it is.
+                let Some(entries) = r.mapping("agent", node) else {
+                    continue;
+                };
+                for (name, v, _) in entries {
+                    if name == "disabled_toolsets" && !v.is_null() {
+                        let value = r.strings("agent.disabled_toolsets", v);
+                        set(&mut c.disabled_toolsets, value, v.pos);
+                    }
+                }
+            }
             other => r.unknown("", other, pos, ROOT_READ, REFERENCE_ROOT),
         }
     }

@@ -273,6 +273,9 @@ pub struct ProfileConfig {
     pub toolsets: Setting<Option<Vec<String>>>,
     /// `platform_toolsets`: the toolsets of each platform.
     pub platform_toolsets: BTreeMap<String, Setting<Vec<String>>>,
+    /// `agent.disabled_toolsets`: withheld on every platform (the rest of
+    /// the reference's `agent` section is the agent loop's).
+    pub disabled_toolsets: Setting<Vec<String>>,
     pub tool_output: ToolOutput,
     pub tool_search: ToolSearch,
     pub terminal: Terminal,
@@ -296,6 +299,7 @@ impl ProfileConfig {
             present: false,
             toolsets: Setting::default(None),
             platform_toolsets: BTreeMap::new(),
+            disabled_toolsets: Setting::default(Vec::new()),
             tool_output: ToolOutput {
                 max_bytes: Setting::default(50_000),
                 max_lines: Setting::default(2_000),
@@ -421,6 +425,11 @@ impl ProfileConfig {
                 &set.source,
             );
         }
+        put(
+            "agent.disabled_toolsets",
+            list(&self.disabled_toolsets.value),
+            &self.disabled_toolsets.source,
+        );
         let o = &self.tool_output;
         put(
             "tool_output.max_bytes",

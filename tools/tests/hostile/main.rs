@@ -9,6 +9,7 @@
 
 mod harness;
 
+mod config;
 mod files;
 mod mcp_client;
 mod runtime;
