@@ -318,3 +318,45 @@ async fn the_binary_lists_calls_and_reserves_mcp_tools() {
     );
     let _ = client.cancel().await;
 }
+
+#[test]
+fn keepalive_replaces_a_server_that_stopped_answering() {
+    let f = Fixture::new(
+        &stdio_entry(
+            "ka",
+            "    connect_timeout: 3\n    keepalive_interval: 5\n    cwd: /tmp\n",
+        ),
+        "",
+    );
+    let clients = McpClients::start(f.registry, &f.profile).unwrap();
+    let up = eventually(Duration::from_secs(40), || {
+        status_of(&clients, "ka").state == State::Connected
+    });
+    assert!(up, "{:?}", status_of(&clients, "ka"));
+    // The entry's cwd.
+    let r = f.call("mcp__ka__cwd", json!({}));
+    assert_eq!(r["result"], "/tmp", "{r}");
+    let pid: i32 = f.call("mcp__ka__pid", json!({}))["result"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Frozen: alive, but it answers nothing, pings included.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGSTOP,
+    )
+    .unwrap();
+    let replaced = eventually(Duration::from_secs(60), || {
+        let s = status_of(&clients, "ka");
+        s.connections >= 2 && s.state == State::Connected
+    });
+    assert!(replaced, "{:?}", status_of(&clients, "ka"));
+    let new_pid = f.call("mcp__ka__pid", json!({}));
+    assert_ne!(new_pid["result"], pid.to_string(), "{new_pid}");
+    // The frozen one was torn down (SIGKILL reaches a stopped process).
+    assert!(
+        eventually(Duration::from_secs(15), || !alive(pid)),
+        "pid {pid} still runs"
+    );
+}

@@ -8,7 +8,7 @@
 //! so they are called through `Registry::dispatch` like every tool. Per
 //! server, a supervisor task keeps the connection: it re-lists the tools on
 //! `notifications/tools/list_changed` (one atomic replace), pings every
-//! [`KEEPALIVE_INTERVAL`], and reconnects a dropped connection with
+//! `keepalive_interval` ([`KEEPALIVE_INTERVAL`]), and reconnects a dropped connection with
 //! exponential backoff. Dropping [`McpClients`] removes the tools and tears
 //! the stdio servers down, parent first.
 
@@ -38,9 +38,12 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Seconds a connection (start, `initialize`, `tools/list`) may take when
 /// the entry sets no `connect_timeout`.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
-/// How often a connected server is pinged; no answer within its
-/// `connect_timeout` counts it as dead and reconnects.
+/// How often a connected server is pinged when the entry sets no
+/// `keepalive_interval`; no answer within its `connect_timeout` counts it as
+/// dead and reconnects.
 pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(180);
+/// The shortest `keepalive_interval` taken (a smaller one is raised to it).
+pub const MIN_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 /// Reconnection attempts in a row before the server is parked.
 pub const MAX_RECONNECT_ATTEMPTS: u32 = 5;
 /// The longest wait between two reconnection attempts.
@@ -112,6 +115,7 @@ struct Server {
     transport: Transport,
     timeout: Duration,
     connect_timeout: Duration,
+    keepalive: Duration,
     include: Vec<String>,
     exclude: Vec<String>,
     env: ChildEnv,
@@ -384,7 +388,7 @@ impl Server {
                 command: fill(command),
                 args: args.iter().map(fill).collect(),
                 env: env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
-                cwd: None,
+                cwd: entry.cwd.as_ref().map(|c| PathBuf::from(fill(c))),
             }),
             McpTransport::Http { url, headers } => Transport::Http {
                 url: fill(url),
@@ -398,6 +402,8 @@ impl Server {
             transport,
             timeout: duration_of(entry.timeout, DEFAULT_TIMEOUT),
             connect_timeout: duration_of(entry.connect_timeout, DEFAULT_CONNECT_TIMEOUT),
+            keepalive: duration_of(entry.keepalive_interval, KEEPALIVE_INTERVAL)
+                .max(MIN_KEEPALIVE_INTERVAL),
             include: entry.include.clone(),
             exclude: entry.exclude.clone(),
             env: base_env.clone(),
@@ -912,7 +918,7 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
 }
 
 /// Serves one live session until it ends (`Some(reason)`) or `stop`
-/// (`None`): re-lists on `list_changed`, pings every [`KEEPALIVE_INTERVAL`].
+/// (`None`): re-lists on `list_changed`, pings every `keepalive_interval`.
 async fn watch_session(
     server: &Arc<Server>,
     session: Session,
@@ -922,8 +928,8 @@ async fn watch_session(
     let ct = session.cancellation_token();
     let mut ended = tokio::spawn(session.waiting());
     let mut keepalive = tokio::time::interval_at(
-        tokio::time::Instant::now() + KEEPALIVE_INTERVAL,
-        KEEPALIVE_INTERVAL,
+        tokio::time::Instant::now() + server.keepalive,
+        server.keepalive,
     );
     loop {
         tokio::select! {

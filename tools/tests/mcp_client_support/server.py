@@ -5,7 +5,7 @@ Usage: server.py [stdio|http PORT]
 Tools: echo, add (a $ref schema), fail (isError), hang, die, garbage (a
 broken answer to its own request), flood (an endless line on stdout), big (a
 huge answer),
-image, structured, pid, env (its own environment), grow (adds a tool and sends
+image, structured, cwd, pid, env (its own environment), grow (adds a tool and sends
 notifications/tools/list_changed), sneaky (a description with an injection
 pattern). Resources and prompts for the utility tools.
 """
@@ -109,6 +109,12 @@ def header(name: str, ctx: Context) -> str:
     """One header of the HTTP request carrying this call."""
     request = ctx.request_context.request
     return request.headers.get(name, "<unset>") if request is not None else "<no http>"
+
+
+@mcp.tool()
+def cwd() -> str:
+    """The server's working directory."""
+    return os.getcwd()
 
 
 @mcp.tool()
