@@ -326,6 +326,16 @@ impl McpClients {
         all
     }
 
+    /// Registers `tools` as if server `name` had just listed them (what a
+    /// `tools/list` answer costs once it has arrived); the number
+    /// registered, `None` for an unknown server. For the benchmark.
+    #[doc(hidden)]
+    pub fn register_listed(&self, name: &str, tools: &[rmcp::model::Tool]) -> Option<usize> {
+        let server = self.servers.iter().find(|s| s.name == name)?;
+        server.register(tools, None, Instant::now());
+        Some(lock(&server.status).tools.len())
+    }
+
     /// Whether the profile configures any server.
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty() && self.invalid.is_empty()
@@ -494,9 +504,21 @@ impl Server {
             }
         }
         let caps = peer.peer_info().map(|i| i.capabilities.clone());
+        self.register(&tools, caps.as_ref(), started);
+        Ok(())
+    }
+
+    /// Registers a `tools/list` answer (filtered, named, normalized, one
+    /// atomic replace of the toolset), plus the utility tools `caps` offer.
+    fn register(
+        self: &Arc<Self>,
+        tools: &[rmcp::model::Tool],
+        caps: Option<&rmcp::model::ServerCapabilities>,
+        started: Instant,
+    ) {
         let mut warnings = Vec::new();
         let mut specs = Vec::new();
-        for tool in &tools {
+        for tool in tools {
             if !naming::selected(&tool.name, &self.include, &self.exclude) {
                 continue;
             }
@@ -519,7 +541,7 @@ impl Server {
                 Call::Tool(tool.name.to_string()),
             ));
         }
-        if let Some(caps) = &caps {
+        if let Some(caps) = caps {
             if caps.resources.is_some() {
                 specs.extend(self.utility_specs(&["list_resources", "read_resource"]));
             }
@@ -546,7 +568,6 @@ impl Server {
         s.tools = registered;
         s.warnings = warnings;
         s.list_ms = Some(ms(started.elapsed()));
-        Ok(())
     }
 
     fn utility_specs(self: &Arc<Self>, which: &[&str]) -> Vec<RuntimeToolSpec> {
