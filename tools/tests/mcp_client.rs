@@ -324,12 +324,12 @@ fn keepalive_replaces_a_server_that_stopped_answering() {
     let f = Fixture::new(
         &stdio_entry(
             "ka",
-            "    connect_timeout: 3\n    keepalive_interval: 5\n    cwd: /tmp\n",
+            "    connect_timeout: 15\n    keepalive_interval: 5\n    cwd: /tmp\n",
         ),
         "",
     );
     let clients = McpClients::start(f.registry, &f.profile).unwrap();
-    let up = eventually(Duration::from_secs(40), || {
+    let up = eventually(Duration::from_secs(60), || {
         status_of(&clients, "ka").state == State::Connected
     });
     assert!(up, "{:?}", status_of(&clients, "ka"));
@@ -347,7 +347,8 @@ fn keepalive_replaces_a_server_that_stopped_answering() {
         nix::sys::signal::Signal::SIGSTOP,
     )
     .unwrap();
-    let replaced = eventually(Duration::from_secs(60), || {
+    // Found within keepalive_interval + connect_timeout, then restarted.
+    let replaced = eventually(Duration::from_secs(90), || {
         let s = status_of(&clients, "ka");
         s.connections >= 2 && s.state == State::Connected
     });
