@@ -12,9 +12,13 @@ pub enum ConfigCommand {
     /// Print every effective setting and where it came from (default,
     /// config.yaml:LINE:COL, .env NAME, flag).
     Show {
-        /// Also show the toolsets this platform gets (`platform_toolsets`).
+        /// Also show the toolsets `schema` / `serve` would offer for this
+        /// platform (`platform_toolsets`).
         #[arg(long, value_name = "NAME")]
         platform: Option<String>,
+        /// ... or for these toolsets given as a flag (which wins).
+        #[arg(long, value_delimiter = ',')]
+        toolsets: Option<Vec<String>>,
     },
     /// Validate the file: print each problem as FILE:LINE:COL: KEY: MESSAGE;
     /// exit 1 when there is an error (warnings alone exit 0).
@@ -28,18 +32,19 @@ pub fn run(command: ConfigCommand, profile: &Profile) -> (String, ExitCode) {
     let config = ProfileConfig::load(profile);
     match command {
         ConfigCommand::Path => (format!("{}\n", config.path.display()), ExitCode::SUCCESS),
-        ConfigCommand::Show { platform } => {
+        ConfigCommand::Show { platform, toolsets } => {
             let mut rows = config.entries();
-            if let Some(platform) = platform {
-                let set = config.platform_toolsets(&platform);
-                rows.insert(
-                    0,
-                    (
-                        format!("(toolsets of platform {platform})"),
-                        format!("[{}]", set.value.join(", ")),
-                        set.source,
-                    ),
-                );
+            if platform.is_some() || toolsets.is_some() {
+                if let Some(set) = config.select_toolsets(toolsets, platform.as_deref()) {
+                    rows.insert(
+                        0,
+                        (
+                            "(selected toolsets)".to_string(),
+                            format!("[{}]", set.value.join(", ")),
+                            set.source,
+                        ),
+                    );
+                }
             }
             let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
             let mut text = format!("# {}\n", describe_file(&config));

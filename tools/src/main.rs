@@ -18,7 +18,7 @@ use tracing_subscriber::util::SubscriberInitExt;
 #[derive(Parser)]
 #[command(name = "hermes-tools", version, about = "The hermes built-in tools")]
 struct Cli {
-    /// The profile directory (home and secrets); default: $HERMES_HOME, else ~/.hermes.
+    /// The profile directory (home, secrets, config.yaml); default: $HERMES_HOME, else ~/.hermes.
     #[arg(long, global = true, value_name = "DIR")]
     profile: Option<PathBuf>,
     #[command(subcommand)]

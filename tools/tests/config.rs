@@ -90,7 +90,10 @@ fn call(profile: &Path, cwd: &Path, name: &str, args: Value, env: &[(&str, &str)
 fn shown(show: &str, key: &str) -> (String, String) {
     let line = show
         .lines()
-        .find(|l| l.split_whitespace().next() == Some(key))
+        .find(|l| {
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.starts_with("  "))
+        })
         .unwrap_or_else(|| panic!("no `{key}` in:\n{show}"));
     let rest = line[key.len()..].trim();
     let open = rest.rfind("  (").expect("a source");
@@ -275,6 +278,52 @@ fn every_key_is_shown_with_its_value_and_position() {
         matches!(&remote.transport, McpTransport::Http { headers, .. }
         if headers["Authorization"] == "Bearer x")
     );
+}
+
+/// YAML as the reference's parser reads it: 1.1 booleans, `_` in numbers,
+/// anchors and merge keys.
+#[test]
+fn yaml_is_read_as_the_reference_reads_it() {
+    let p = profile_with(
+        "\
+approvals:
+  mode: off
+  cron_mode: yes
+tools:
+  tool_search:
+    enabled: off
+tool_output:
+  max_bytes: 12_500
+x-common: &common
+  command: srv
+  args: [--base]
+  env: {A: '1'}
+mcp_servers:
+  first:
+    <<: *common
+    args: [--own]
+  second:
+    <<: *common
+",
+    );
+    let config = Profile::new(p.path()).config();
+    assert_eq!(config.approvals.mode.value, ApprovalMode::Off);
+    assert_eq!(config.approvals.cron_mode.value, CronMode::Approve);
+    assert_eq!(config.tool_search.enabled.value, ToolSearchMode::Off);
+    assert_eq!(config.tool_output.max_bytes.value, 12_500);
+    let args = |name: &str| match &config.mcp_servers[name].transport {
+        McpTransport::Stdio { command, args, env } => {
+            assert_eq!(command, "srv");
+            assert_eq!(env["A"], "1");
+            args.clone()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(args("first"), ["--own"]);
+    assert_eq!(args("second"), ["--base"]);
+    // The anchor's own key is one neither knows: a warning, nothing more.
+    let warnings: Vec<_> = config.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(warnings, ["x-common"]);
 }
 
 #[test]
@@ -586,6 +635,23 @@ fn precedence_is_flag_then_env_then_file_then_default() {
     assert_eq!(
         schema_names(p.path(), &["--platform", "cli", "--toolsets", "file"]),
         ["patch", "read_file", "search_files", "write_file"]
+    );
+    let selected = |args: &[&str]| {
+        let mut all = vec!["config", "show"];
+        all.extend_from_slice(args);
+        shown(&run(p.path(), &all).stdout, "(selected toolsets)")
+    };
+    assert_eq!(
+        selected(&["--platform", "cli"]),
+        ("[terminal]".into(), "config.yaml:3:8".into())
+    );
+    assert_eq!(
+        selected(&["--platform", "cli", "--toolsets", "file"]),
+        ("[file]".into(), "flag --toolsets".into())
+    );
+    assert_eq!(
+        selected(&["--platform", "slack"]),
+        ("[hermes-slack]".into(), "default".into())
     );
 }
 

@@ -372,6 +372,13 @@ pub(crate) fn parse(text: &str) -> Document {
     }
 }
 
+/// Whether `text` is one well-formed YAML document within the budgets
+/// above: the first problem, with its position, or `None`. For tools that
+/// check a `.yaml` file they write.
+pub fn validate(text: &str) -> Option<SyntaxError> {
+    parse(text).error
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,6 +411,13 @@ mod tests {
         let doc = parse(&text);
         let e = doc.error.unwrap();
         assert!(e.message.contains("more than 100000 values"), "{e:?}");
+    }
+
+    #[test]
+    fn validate_reports_the_first_problem() {
+        assert_eq!(validate("a: [1, 2]\nb: {c: d}\n"), None);
+        let e = validate("a: [1, 2\nb: 3\n").unwrap();
+        assert_eq!(e.pos.line, 2, "{e:?}");
     }
 
     #[test]
