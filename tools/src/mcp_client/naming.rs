@@ -6,7 +6,7 @@
 
 use std::sync::LazyLock;
 
-use regex::Regex;
+use regex::{RegexSet, RegexSetBuilder};
 use serde_json::{Map, Value};
 
 /// The prefix of every MCP tool's name.
@@ -61,54 +61,59 @@ pub fn selected(tool: &str, include: &[String], exclude: &[String]) -> bool {
 }
 
 /// Patterns of prompt injection in a tool description, with what each means.
-static INJECTION: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    [
-        (
-            r"(?i)ignore\s+(all\s+)?previous\s+instructions",
-            "prompt override attempt ('ignore previous instructions')",
-        ),
-        (
-            r"(?i)you\s+are\s+now\s+a",
-            "identity override attempt ('you are now a...')",
-        ),
-        (
-            r"(?i)your\s+new\s+(task|role|instructions?)\s+(is|are)",
-            "task override attempt",
-        ),
-        (r"(?i)system\s*:\s*", "system prompt injection attempt"),
-        (
-            r"(?i)<\s*(system|human|assistant)\s*>",
-            "role tag injection attempt",
-        ),
-        (
-            r"(?i)do\s+not\s+(tell|inform|mention|reveal)",
-            "concealment instruction",
-        ),
-        (
-            r"(?i)(curl|wget|fetch)\s+https?://",
-            "network command in description",
-        ),
-        (
-            r"(?i)base64\.(b64decode|decodebytes)",
-            "base64 decode reference",
-        ),
-        (r"(?i)exec\s*\(|eval\s*\(", "code execution reference"),
-        (
-            r"(?i)import\s+(subprocess|os|shutil|socket)",
-            "dangerous import reference",
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(p, why)| Regex::new(p).ok().map(|re| (re, why)))
-    .collect()
+const INJECTION: &[(&str, &str)] = &[
+    (
+        r"ignore\s+(all\s+)?previous\s+instructions",
+        "prompt override attempt ('ignore previous instructions')",
+    ),
+    (
+        r"you\s+are\s+now\s+a",
+        "identity override attempt ('you are now a...')",
+    ),
+    (
+        r"your\s+new\s+(task|role|instructions?)\s+(is|are)",
+        "task override attempt",
+    ),
+    (r"system\s*:\s*", "system prompt injection attempt"),
+    (
+        r"<\s*(system|human|assistant)\s*>",
+        "role tag injection attempt",
+    ),
+    (
+        r"do\s+not\s+(tell|inform|mention|reveal)",
+        "concealment instruction",
+    ),
+    (
+        r"(curl|wget|fetch)\s+https?://",
+        "network command in description",
+    ),
+    (
+        r"base64\.(b64decode|decodebytes)",
+        "base64 decode reference",
+    ),
+    (r"exec\s*\(|eval\s*\(", "code execution reference"),
+    (
+        r"import\s+(subprocess|os|shutil|socket)",
+        "dangerous import reference",
+    ),
+];
+
+/// All of [`INJECTION`] in one automaton: a description is read once.
+static INJECTION_SET: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
+    RegexSetBuilder::new(INJECTION.iter().map(|(p, _)| *p))
+        .case_insensitive(true)
+        .build()
+        .ok()
 });
 
 /// What in `description` looks like prompt injection (empty: nothing).
 pub fn scan_description(description: &str) -> Vec<&'static str> {
-    INJECTION
-        .iter()
-        .filter(|(re, _)| re.is_match(description))
-        .map(|(_, why)| *why)
+    let Some(set) = INJECTION_SET.as_ref() else {
+        return Vec::new();
+    };
+    set.matches(description)
+        .into_iter()
+        .filter_map(|i| INJECTION.get(i).map(|(_, why)| *why))
         .collect()
 }
 
