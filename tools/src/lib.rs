@@ -19,6 +19,7 @@
 pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
+pub mod mcp_client;
 pub mod procs;
 pub mod redact;
 mod schema_util;

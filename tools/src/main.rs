@@ -3,6 +3,7 @@
 
 mod config_cmd;
 mod mcp;
+mod mcp_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -117,6 +118,9 @@ enum Command {
     /// The profile's config.yaml: show, check, path.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
+    /// The profile's MCP servers (`mcp_servers` in config.yaml): list, test.
+    #[command(subcommand)]
+    Mcp(mcp_cmd::McpCommand),
 }
 
 fn main() -> ExitCode {
@@ -145,6 +149,15 @@ fn main() -> ExitCode {
     // Working `todo` and `memory` for `call` and `serve`, as an agent would wire them.
     hermes_tools::install_agent_loop_executors(registry);
     let profile = cli.profile.map_or_else(Profile::default_home, Profile::new);
+    // The configured MCP servers' tools join the registry for as long as
+    // the command runs (dropped, they are removed and the servers stopped).
+    let _mcp = match &cli.command {
+        Command::List | Command::Schema { .. } | Command::Check | Command::Serve { .. } => {
+            mcp_cmd::connect_for(registry, &profile, None)
+        }
+        Command::Call { name, .. } => mcp_cmd::connect_for(registry, &profile, Some(name)),
+        Command::Config(_) | Command::Mcp(_) => None,
+    };
     match cli.command {
         Command::List => {
             let entries = registry.builtin_entries();
@@ -156,6 +169,9 @@ fn main() -> ExitCode {
                     "{:<width$}  {:<set_width$}  {}\n",
                     e.name, e.toolset, e.emoji
                 );
+            }
+            for t in registry.tools().iter().filter(|t| !t.is_static()) {
+                text += &format!("{}  {}  {}\n", t.name(), t.toolset(), t.emoji());
             }
             emit(&text)
         }
@@ -173,6 +189,13 @@ fn main() -> ExitCode {
             let mut disable = disable;
             disable.extend(config.disabled_toolsets.value.iter().cloned());
             schema(registry, toolsets, disable, &dialect, &profile)
+        }
+        Command::Mcp(command) => {
+            let (text, code) = mcp_cmd::run(command, registry, &profile);
+            match emit(&text) {
+                ExitCode::SUCCESS => code,
+                failed => failed,
+            }
         }
         Command::Config(command) => {
             let (text, code) = config_cmd::run(command, &profile);

@@ -107,8 +107,12 @@ async fn exercise(client: &Client, dir: &Path, profile: &Path) {
 
     let missing = call(client, "read_file", json!({"path": "no/such/file.txt"})).await;
     assert_eq!(missing.is_error, Some(true), "{}", text(&missing));
-    let error: Value = serde_json::from_str(&text(&missing)).unwrap();
-    assert!(error["error"].is_string(), "{error}");
+    // The error's text is the message itself, not a JSON document holding it.
+    let message = text(&missing);
+    assert!(
+        serde_json::from_str::<Value>(&message).is_err() && message.contains("no/such/file.txt"),
+        "{message}"
+    );
 
     let unknown = call(client, "read_fil", json!({})).await;
     assert_eq!(unknown.is_error, Some(true));

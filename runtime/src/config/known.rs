@@ -152,7 +152,6 @@ pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
     "client_cert",
     "client_key",
     "elicitation",
-    "keepalive_interval",
     "lifecycle",
     "log_level",
     "oauth",

@@ -783,6 +783,8 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         "enabled",
         "timeout",
         "connect_timeout",
+        "keepalive_interval",
+        "cwd",
         "tools",
     ];
     let entries = r.mapping(key, node)?;
@@ -795,6 +797,8 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut server_enabled = true;
     let mut timeout = None;
     let mut connect_timeout = None;
+    let mut keepalive_interval = None;
+    let mut cwd = None;
     let mut include = Vec::new();
     let mut exclude = Vec::new();
     let mut bad = false;
@@ -843,6 +847,14 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
             "connect_timeout" => {
                 connect_timeout = r.float(&k, v, 0.001, 86_400.0);
                 ok(connect_timeout.is_some());
+            }
+            "keepalive_interval" => {
+                keepalive_interval = r.float(&k, v, 0.001, 86_400.0);
+                ok(keepalive_interval.is_some());
+            }
+            "cwd" => {
+                cwd = r.string(&k, v);
+                ok(cwd.is_some());
             }
             "tools" => {
                 let Some(fields) = r.mapping(&k, v) else {
@@ -911,6 +923,8 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         enabled: server_enabled,
         timeout,
         connect_timeout,
+        keepalive_interval,
+        cwd,
         include,
         exclude,
         pos: at,

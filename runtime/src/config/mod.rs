@@ -256,6 +256,10 @@ pub struct McpServer {
     pub timeout: Option<f64>,
     /// Seconds to connect.
     pub connect_timeout: Option<f64>,
+    /// Seconds between keepalive pings (`keepalive_interval`).
+    pub keepalive_interval: Option<f64>,
+    /// A stdio server's working directory (`cwd`).
+    pub cwd: Option<String>,
     /// `tools.include` / `tools.exclude`: which of its tools to offer.
     pub include: Vec<String>,
     pub exclude: Vec<String>,

@@ -5,7 +5,8 @@
 //! rewritten to MCP's `{name, description, inputSchema}` by
 //! `Dialect::Mcp`. `tools/call` goes through `Registry::dispatch`, the same
 //! pipeline as every other caller; a result that is a JSON object with an
-//! `error` key is sent as `isError: true`, with the JSON text unchanged.
+//! `error` key is sent as `isError: true` with the error message as its
+//! text (what MCP clients expect); any other result is its JSON text.
 //! Nothing a client sends can end the server: every failure is a result.
 //!
 //! The transports live in [`stdio`] and [`http`], each with the limits that
@@ -397,9 +398,19 @@ impl HermesServer {
     }
 }
 
+/// A failure is sent as `isError` with the message itself as its text (an
+/// MCP client wraps that text in its own error form; a JSON document here
+/// would reach its model wrapped twice). A success is the JSON unchanged.
 fn to_call_result(result: String) -> CallToolResult {
     if is_error_result(&result) {
-        CallToolResult::error(vec![ContentBlock::text(result)])
+        let message = match serde_json::from_str::<Value>(&result) {
+            Ok(Value::Object(mut map)) => match map.remove("error") {
+                Some(Value::String(message)) => message,
+                _ => result,
+            },
+            _ => result,
+        };
+        CallToolResult::error(vec![ContentBlock::text(message)])
     } else {
         CallToolResult::success(vec![ContentBlock::text(result)])
     }

@@ -12,6 +12,7 @@ mod harness;
 mod config;
 mod file_reads;
 mod files;
+mod mcp_client;
 mod patch;
 mod procs;
 mod runtime;
