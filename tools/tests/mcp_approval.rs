@@ -88,10 +88,14 @@ async fn call<S: rmcp::service::Service<RoleClient>>(
         .iter()
         .filter_map(|c| c.as_text().map(|t| t.text.clone()))
         .collect();
-    (
-        result.is_error.unwrap_or(false),
-        serde_json::from_str(&text).unwrap(),
-    )
+    // A failure's text is its message (an MCP client wraps it itself).
+    let is_error = result.is_error.unwrap_or(false);
+    let value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(_) if is_error => serde_json::json!({ "error": text }),
+        Err(e) => panic!("not JSON ({e}): {text}"),
+    };
+    (is_error, value)
 }
 
 fn stdio(dir: &Path) -> TokioChildProcess {
