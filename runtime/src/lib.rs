@@ -23,6 +23,7 @@ pub mod tool;
 mod cap;
 mod catch;
 mod coerce;
+mod constraints;
 mod direct;
 mod schema;
 mod tables;
