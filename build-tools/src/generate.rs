@@ -76,6 +76,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
             find_tool,
             plans: &plans::PLANS,
             toolsets: &TOOLSET_TABLE,
+            krate: ::core::env!("CARGO_PKG_NAME"),
         };
     };
     // The toolset table of toolsets.toml, declared toolsets and bundles.
