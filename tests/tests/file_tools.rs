@@ -225,3 +225,313 @@ async fn patch_refuses_a_replacement_over_the_size_limit() {
     );
     assert_eq!(sb.read("a.txt"), text, "unchanged");
 }
+
+#[tokio::test]
+async fn read_file_redacts_secrets_as_markers() {
+    let sb = Sandbox::new();
+    let text = "key = sk-proj-abcdefghijklmnop1234\n\
+                auth: Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456\n\
+                -----BEGIN OPENSSH PRIVATE KEY-----\n\
+                b3BlbnNzaC1rZXktdjEAAAAA\n\
+                -----END OPENSSH PRIVATE KEY-----\n\
+                db = postgres://app:s3cret@db:5432/x\n\
+                plain line\n";
+    std::fs::write(sb.dir.path().join("conf.txt"), text).unwrap();
+    let v = sb.call("read_file", json!({"path": "conf.txt"})).await;
+    let content = v["content"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(
+        content,
+        "1|key = «redacted:sk-…»\n\
+         2|auth: Authorization: Bearer abcdef...3456\n\
+         3|[REDACTED PRIVATE KEY]\n\
+         6|db = postgres://app:***@db:5432/x\n\
+         7|plain line"
+    );
+    // The file itself is untouched.
+    assert_eq!(sb.read("conf.txt"), text);
+}
+
+/// A tree like the one the reference was observed on: `src/a.py` (two
+/// matches), `src/sub/b.py` (one), `notes.txt` (one), a hidden file and a
+/// project `.env`; `src/a.py` is the oldest, `notes.txt` the newest.
+fn search_tree(sb: &Sandbox) {
+    let root = sb.dir.path();
+    std::fs::create_dir_all(root.join("src/sub")).unwrap();
+    std::fs::create_dir_all(root.join(".hidden")).unwrap();
+    let files = [
+        (
+            "src/a.py",
+            "alpha\nneedle one\nbeta\ngamma\nneedle two\ndelta\n",
+        ),
+        ("src/sub/b.py", "x\nneedle three\n"),
+        ("notes.txt", "needle txt\n"),
+        (".hidden/h.py", "needle hidden\n"),
+        (".env", "NEEDLE_TOKEN=abc\n"),
+    ];
+    let epoch = std::time::SystemTime::UNIX_EPOCH;
+    for (i, (rel, text)) in files.iter().enumerate() {
+        let path = root.join(rel);
+        std::fs::write(&path, text).unwrap();
+        let when = epoch + std::time::Duration::from_secs(1_000_000 + 100 * i as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn search_files_finds_files_by_glob_newest_first() {
+    let sb = Sandbox::new();
+    search_tree(&sb);
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "*.py", "target": "files"}),
+        )
+        .await;
+    assert_eq!(
+        v,
+        json!({"total_count": 2, "files": ["src/sub/b.py", "src/a.py"]})
+    );
+    // A bare name matches the end of names at any depth.
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "b.py", "target": "files"}),
+        )
+        .await;
+    assert_eq!(v["files"], json!(["src/sub/b.py"]));
+    // Paged.
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "*.py", "target": "files", "limit": 1}),
+        )
+        .await;
+    assert_eq!(v["files"], json!(["src/sub/b.py"]), "{v}");
+    assert_eq!(v["total_count"], 2);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["next_offset"], 1);
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "*.py", "target": "files", "limit": 1, "offset": 1}),
+        )
+        .await;
+    assert_eq!(v, json!({"total_count": 2, "files": ["src/a.py"]}));
+    // Nothing found: the count alone.
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "*.zz", "target": "files"}),
+        )
+        .await;
+    assert_eq!(v, json!({"total_count": 0}));
+}
+
+#[tokio::test]
+async fn search_files_output_modes_offset_and_context() {
+    let sb = Sandbox::new();
+    search_tree(&sb);
+    let v = sb.call("search_files", json!({"pattern": "needle"})).await;
+    assert_eq!(
+        v,
+        json!({"total_count": 4, "matches": [
+            {"path": "notes.txt", "line": 1, "content": "needle txt"},
+            {"path": "src/a.py", "line": 2, "content": "needle one"},
+            {"path": "src/a.py", "line": 5, "content": "needle two"},
+            {"path": "src/sub/b.py", "line": 2, "content": "needle three"},
+        ]})
+    );
+    // Credential stores met on the way are left out, and that is said.
+    std::fs::create_dir_all(sb.dir.path().join(".hermes")).unwrap();
+    std::fs::write(sb.dir.path().join(".hermes/auth.json"), "needle\n").unwrap();
+    std::fs::write(sb.dir.path().join(".hermes/notes.md"), "needle\n").unwrap();
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "needle", "path": ".hermes"}),
+        )
+        .await;
+    assert_eq!(v["total_count"], 1, "{v}");
+    assert_eq!(v["matches"][0]["path"], ".hermes/notes.md");
+    assert!(
+        v["_omitted"].as_str().unwrap().starts_with("1 file(s)"),
+        "{v}"
+    );
+
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "needle", "output_mode": "files_only"}),
+        )
+        .await;
+    assert_eq!(v["files"], json!(["notes.txt", "src/a.py", "src/sub/b.py"]));
+    assert_eq!(v["total_count"], 3);
+
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "needle", "output_mode": "count"}),
+        )
+        .await;
+    assert_eq!(
+        v["counts"],
+        json!({"notes.txt": 1, "src/a.py": 2, "src/sub/b.py": 1})
+    );
+    assert_eq!(v["total_count"], 4);
+
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "needle", "limit": 2, "offset": 1}),
+        )
+        .await;
+    let lines: Vec<_> = v["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [2, 5]);
+    assert_eq!(v["next_offset"], 3);
+    assert_eq!(v["truncated"], true);
+
+    // Context lines come each once; five lines or more are grouped by file.
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "needle", "path": "src", "context": 1}),
+        )
+        .await;
+    assert_eq!(v["total_count"], 8, "{v}");
+    assert!(v.get("matches").is_none());
+    assert!(v["matches_format"].as_str().unwrap().contains("grouped"));
+    assert_eq!(
+        v["matches_text"],
+        "src/a.py\n  1: alpha\n  2: needle one\n  3: beta\n  4: gamma\n  5: needle two\n  \
+         6: delta\nsrc/sub/b.py\n  1: x\n  2: needle three"
+    );
+    // The enum arguments are checked.
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "x", "output_mode": "lines"}),
+        )
+        .await;
+    assert!(v["error"].as_str().unwrap().contains("output_mode"), "{v}");
+}
+
+#[tokio::test]
+async fn search_files_redacts_the_lines_it_returns() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.dir.path().join("k.py"),
+        "OPENAI = \"sk-abcdefghijklmnop1234\"\nplain = 1\n",
+    )
+    .unwrap();
+    let v = sb.call("search_files", json!({"pattern": "OPENAI"})).await;
+    assert_eq!(
+        v["matches"][0]["content"], "OPENAI = \"«redacted:sk-…»\"",
+        "{v}"
+    );
+}
+
+#[tokio::test]
+async fn read_file_answers_an_unchanged_page_briefly_then_refuses() {
+    let sb = Sandbox::new();
+    let ctx = sb.ctx.clone().with_task_id("reread-task");
+    let call = |args: Value| {
+        let ctx = ctx.clone();
+        async move {
+            let out = hermes_tools::registry()
+                .dispatch("read_file", args, &ctx)
+                .await;
+            serde_json::from_str::<Value>(&out).unwrap()
+        }
+    };
+    std::fs::write(sb.dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let v = call(json!({"path": "a.txt"})).await;
+    assert_eq!(v["content"], "1|one\n2|two");
+    let v = call(json!({"path": "a.txt"})).await;
+    assert_eq!(v["status"], "unchanged", "{v}");
+    assert_eq!(v["content_returned"], false);
+    assert!(v.get("content").is_none());
+    let v = call(json!({"path": "a.txt"})).await;
+    assert!(
+        v["error"].as_str().unwrap().contains("has not changed"),
+        "{v}"
+    );
+    // Another page is a new read; so is the same page once the file changed.
+    let v = call(json!({"path": "a.txt", "limit": 1})).await;
+    assert_eq!(v["content"], "1|one");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::write(sb.dir.path().join("a.txt"), "one\nthree\n").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(sb.dir.path().join("a.txt"))
+        .unwrap()
+        .set_modified(later)
+        .unwrap();
+    let v = call(json!({"path": "a.txt"})).await;
+    assert_eq!(v["content"], "1|one\n2|three");
+    // Another task reads it afresh.
+    let v = sb.call("read_file", json!({"path": "a.txt"})).await;
+    assert_eq!(v["content"], "1|one\n2|three");
+}
+
+#[tokio::test]
+async fn read_file_shows_notebook_cells_and_refuses_binaries() {
+    let sb = Sandbox::new();
+    let nb = json!({
+        "cells": [
+            {"cell_type": "markdown", "metadata": {}, "source": ["# Title\n", "Some text"]},
+            {"cell_type": "code", "execution_count": 1, "metadata": {},
+             "outputs": [{"output_type": "stream", "name": "stdout", "text": ["hello\n"]}],
+             "source": ["print('hello')\n", "x = 1"]},
+            {"cell_type": "raw", "metadata": {}, "source": "raw text\n"},
+            {"cell_type": "code", "metadata": {}, "outputs": [], "source": "y = 2"}
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    std::fs::write(sb.dir.path().join("nb.ipynb"), nb.to_string()).unwrap();
+    let v = sb.call("read_file", json!({"path": "nb.ipynb"})).await;
+    assert_eq!(
+        v["content"],
+        "1|# ── Markdown cell 1 ──\n2|# Title\n3|Some text\n4|\n5|# ── Code cell 1 ──\n\
+         6|print('hello')\n7|x = 1\n8|\n9|# ── Raw cell ──\n10|raw text\n11|\n\
+         12|# ── Code cell 2 ──\n13|y = 2",
+        "{v}"
+    );
+    assert_eq!(v["extracted_document"], true);
+    assert_eq!(v["total_lines"], 13);
+    // Paged like any text.
+    let v = sb
+        .call(
+            "read_file",
+            json!({"path": "nb.ipynb", "offset": 6, "limit": 2}),
+        )
+        .await;
+    assert_eq!(v["content"], "6|print('hello')\n7|x = 1");
+    assert_eq!(v["next_offset"], 8);
+    // Not a notebook inside: read as text.
+    std::fs::write(sb.dir.path().join("bad.ipynb"), "not json\n").unwrap();
+    let v = sb.call("read_file", json!({"path": "bad.ipynb"})).await;
+    assert_eq!(v["content"], "1|not json");
+    assert!(v.get("extracted_document").is_none());
+
+    // Binary files: by extension without reading, or by their content.
+    std::fs::write(sb.dir.path().join("img.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    std::fs::write(sb.dir.path().join("blob.txt"), b"abc\0def").unwrap();
+    for (path, why) in [("img.png", ".png"), ("blob.txt", "NUL")] {
+        let v = sb.call("read_file", json!({"path": path})).await;
+        let e = v["error"].as_str().unwrap();
+        assert!(
+            e.starts_with("Cannot read binary file") && e.contains(why),
+            "{e}"
+        );
+    }
+}

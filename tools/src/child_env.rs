@@ -127,6 +127,17 @@ impl ChildEnv {
         cmd
     }
 
+    /// `shell -c script` with exactly these variables, to be started on a
+    /// pseudo-terminal (`pty-process`: a session of its own, the terminal
+    /// as its controlling terminal and its stdin, stdout and stderr).
+    pub fn pty_shell_command(&self, script: &str) -> pty_process::blocking::Command {
+        pty_process::blocking::Command::new(shell())
+            .env_clear()
+            .envs(&self.vars)
+            .arg("-c")
+            .arg(script)
+    }
+
     /// `shell -c script` with exactly these variables.
     pub fn shell_command(&self, script: &str) -> Command {
         let mut cmd = self.command(shell());

@@ -119,12 +119,26 @@ static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
 static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
-            &[::hermes_runtime::__private::prop_plan(
-                "limit",
-                0,
-                &[::hermes_runtime::__private::Kind::Integer],
-                ::hermes_runtime::__private::RepairNode::INERT,
-            )]
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "limit",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "offset",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "context",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
         },
     );
 /// `skill_view`
@@ -139,6 +153,12 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
         const {
             &[
                 ::hermes_runtime::__private::prop_plan(
+                    "pty",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
                     "timeout",
                     0,
                     &[::hermes_runtime::__private::Kind::Integer],
@@ -146,6 +166,18 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
                 ),
                 ::hermes_runtime::__private::prop_plan(
                     "background",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "watch_patterns",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "notify_on_complete",
                     0,
                     &[::hermes_runtime::__private::Kind::Boolean],
                     ::hermes_runtime::__private::RepairNode::INERT,

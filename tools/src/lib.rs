@@ -9,19 +9,25 @@
 //! [`install_agent_loop_executors`] (working `todo` and `memory`),
 //! [`set_clarify_callback`] (how `clarify` reaches the user),
 //! [`hermes_runtime::approval::set_approval_callback`] (how dangerous
-//! commands are approved; without one they are refused) and
-//! [`shutdown_background_processes`] (no background command outlives the agent).
+//! commands are approved; without one they are refused),
+//! [`shutdown_background_processes`] (no background command outlives the
+//! agent), [`process_notifications`] (what background commands report:
+//! `notify_on_complete`, `watch_patterns`; drain it) and
+//! [`private_environment`] (first thing in `main`: the agent's environment
+//! out of its commands' reach).
 
 pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
 pub mod procs;
+pub mod redact;
 mod schema_util;
 
 pub use agent_loop::install_agent_loop_executors;
 pub use generated::clarify::{
     clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
 };
+pub use generated::file::forget_file_reads;
 pub use generated::memory::snapshot as memory_snapshot;
 pub use generated::terminal::session::{
     end as end_terminal_session, end_profile as end_profile_terminal_sessions,
@@ -29,6 +35,8 @@ pub use generated::terminal::session::{
 pub use generated::terminal::{check_command, Verdict as CommandVerdict};
 pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
+pub use procs::environ::private_environment;
+pub use procs::notify::{notifications as process_notifications, ProcessNotification};
 
 /// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.
 #[doc(hidden)]

@@ -120,6 +120,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First, before any thread: the environment leaves the initial block
+    // that `/proc/PID/environ` shows (this re-executes the binary once).
+    let private_env = hermes_tools::procs::environ::private_environment();
     // The runtime's and the tools' warnings (a panicking hook, an abandoned
     // blocking call) are `tracing` events: one line each on stderr, theirs
     // only (not the HTTP and MCP libraries').
@@ -131,6 +134,9 @@ fn main() -> ExitCode {
         )
         .with(Targets::new().with_target("hermes", LevelFilter::INFO))
         .init();
+    if let Err(e) = private_env {
+        tracing::warn!(target: "hermes::procs", "the environment stays readable to root commands: {e}");
+    }
     let cli = Cli::parse();
     if cli.yolo {
         hermes_runtime::approval::set_yolo(true);

@@ -356,3 +356,29 @@ fn secret_stores_and_env_files_are_not_read() {
     let v = w.call("read_file", json!({"path": ".env.example"}));
     assert_eq!(v["content"], "1|DB_PASSWORD=", "{v}");
 }
+
+#[test]
+fn read_and_write_expand_the_home() {
+    let w = World::new();
+    let v = w.call(
+        "write_file",
+        json!({"path": "~/notes/a.md", "content": "hi\n"}),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    assert_eq!(
+        fs::read_to_string(w.home().join("notes/a.md")).unwrap(),
+        "hi\n"
+    );
+    let v = w.call("read_file", json!({"path": "~/notes/a.md"}));
+    assert_eq!(v["content"], "1|hi", "{v}");
+    let v = w.call(
+        "patch",
+        json!({"path": "~/notes/a.md", "old_string": "hi", "new_string": "ho"}),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    let v = w.call("search_files", json!({"pattern": "ho", "path": "~/notes"}));
+    assert_eq!(v["matches"][0]["line"], 1, "{v}");
+    // `~user` is not expanded: a name like any other.
+    let v = w.call("read_file", json!({"path": "~nobody/x"}));
+    assert!(error(&v).contains("not found"), "{v}");
+}

@@ -13,24 +13,31 @@
 //! EOF (stdio), SIGTERM, SIGINT or SIGHUP the server tears down the background
 //! processes its tools started (parent-first) and exits without waiting for
 //! tool calls still running.
+//!
+//! Notifications about background processes (`terminal` with
+//! `notify_on_complete` or `watch_patterns`) are sent to the client whose
+//! call started the process as MCP logging notifications
+//! (`notifications/message`, logger [`PROCESS_LOGGER`], level `info`, or
+//! `warning` when watching stopped), with the event's JSON as `data`.
 
 mod approval;
 mod http;
 mod stdio;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{error_json, is_error_result, Profile, Registry, ToolContext};
+use hermes_tools::ProcessNotification;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -108,7 +115,9 @@ pub fn run(registry: &'static Registry, options: ServeOptions) -> Result<(), Str
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let limits = options.limits;
+    let watchers = server.watchers.clone();
     let outcome = runtime.block_on(async move {
+        tokio::spawn(forward_process_notifications(watchers));
         let stop = stop_signal()?;
         let serve = async move {
             match address {
@@ -174,6 +183,78 @@ pub fn define_core_toolset(registry: &Registry) {
     }
 }
 
+/// The logger name of process notifications.
+pub const PROCESS_LOGGER: &str = "hermes-tools.process";
+/// Background processes whose notifications have a client to go to, at most.
+const MAX_WATCHED: usize = 4096;
+
+/// Which client a background process's notifications go to, by process id.
+type Watchers = Arc<Mutex<HashMap<String, Peer<RoleServer>>>>;
+
+/// Sends each process notification to the client whose call started the
+/// process (dropped if none is known, e.g. it was started elsewhere).
+///
+/// Logging is MCP's one notification a server may send unasked that
+/// clients show; rmcp marks it deprecated (SEP-2577) with no successor
+/// yet, hence the `allow`.
+#[allow(deprecated)]
+async fn forward_process_notifications(watchers: Watchers) {
+    let queue = hermes_tools::procs::notify::notifications();
+    // A quick command can end before its call's result is back and its
+    // client known (`watch`): such events wait here, a few seconds at most.
+    let mut waiting: std::collections::VecDeque<(std::time::Instant, ProcessNotification)> =
+        std::collections::VecDeque::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(100), queue.next()).await;
+        let now = std::time::Instant::now();
+        waiting.retain(|(since, _)| now.duration_since(*since) < NOTIFICATION_WAIT);
+        let mut ready = Vec::new();
+        {
+            let mut map = watchers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut still = std::collections::VecDeque::new();
+            let arrived = next.ok().map(|event| (now, event));
+            for (since, event) in waiting.drain(..).chain(arrived) {
+                let peer = if event.kind == "completion" {
+                    map.remove(&event.session_id)
+                } else {
+                    map.get(&event.session_id).cloned()
+                };
+                match peer {
+                    Some(peer) => ready.push((peer, event)),
+                    None if still.len() < MAX_WAITING_NOTIFICATIONS => {
+                        still.push_back((since, event))
+                    }
+                    None => {}
+                }
+            }
+            waiting = still;
+        }
+        for (peer, event) in ready {
+            send_process_notification(&peer, &event).await;
+        }
+    }
+}
+
+/// How long an event waits for its client to become known.
+const NOTIFICATION_WAIT: Duration = Duration::from_secs(5);
+/// Events waiting for their client at most (the oldest are kept).
+const MAX_WAITING_NOTIFICATIONS: usize = 256;
+
+#[allow(deprecated)]
+async fn send_process_notification(peer: &Peer<RoleServer>, event: &ProcessNotification) {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+    let level = if event.kind == "watch_disabled" {
+        LoggingLevel::Warning
+    } else {
+        LoggingLevel::Info
+    };
+    let data = serde_json::to_value(event).unwrap_or(Value::Null);
+    let param = LoggingMessageNotificationParam::new(level, data).with_logger(PROCESS_LOGGER);
+    if let Err(e) = peer.notify_logging_message(param).await {
+        tracing::debug!(target: "hermes::mcp", "process notification not sent: {e}");
+    }
+}
+
 /// The MCP handler: a registry, the toolsets it exposes, and the context
 /// every call runs with. Cheap to clone (one per HTTP session).
 #[derive(Clone)]
@@ -182,6 +263,7 @@ struct HermesServer {
     toolsets: Arc<Vec<String>>,
     disable: Arc<Vec<String>>,
     ctx: ToolContext,
+    watchers: Watchers,
 }
 
 impl HermesServer {
@@ -194,6 +276,7 @@ impl HermesServer {
             disable: Arc::new(options.disable.clone()),
             ctx: ToolContext::new(options.profile.clone(), options.cwd.clone())
                 .with_task_id(new_session_task_id()),
+            watchers: Arc::default(),
         };
         let defs = server.definitions_raw();
         if !defs.unknown.is_empty() {
@@ -291,6 +374,29 @@ fn new_session_task_id() -> String {
     )
 }
 
+impl HermesServer {
+    /// Remembers the client of a background command that asked for
+    /// notifications (its result names `session_id` and the flags).
+    fn watch(&self, result: &str, peer: &Peer<RoleServer>) {
+        let Ok(v) = serde_json::from_str::<Value>(result) else {
+            return;
+        };
+        let wants = v["notify_on_complete"] == Value::Bool(true) || v["watch_patterns"].is_array();
+        if let (true, Some(id)) = (wants, v["session_id"].as_str()) {
+            let mut map = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+            if map.len() >= MAX_WATCHED {
+                // Processes the table forgot (killed, or finished long ago)
+                // will not report again.
+                let table = hermes_tools::procs::table();
+                map.retain(|id, _| table.contains(id));
+            }
+            if map.len() < MAX_WATCHED {
+                map.insert(id.to_string(), peer.clone());
+            }
+        }
+    }
+}
+
 fn to_call_result(result: String) -> CallToolResult {
     if is_error_result(&result) {
         CallToolResult::error(vec![ContentBlock::text(result)])
@@ -300,17 +406,24 @@ fn to_call_result(result: String) -> CallToolResult {
 }
 
 impl ServerHandler for HermesServer {
+    // `enable_logging`: see `forward_process_notifications`.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(
-                "hermes-tools",
-                env!("CARGO_PKG_VERSION"),
-            ))
-            .with_instructions(format!(
-                "The hermes built-in tools of the toolsets: {}. Every result is a JSON document; \
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "hermes-tools",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(format!(
+            "The hermes built-in tools of the toolsets: {}. Every result is a JSON document; \
                  a failure is {{\"error\": \"...\"}} with isError set.",
-                self.toolsets.join(", ")
-            ))
+            self.toolsets.join(", ")
+        ))
     }
 
     async fn list_tools(
@@ -342,7 +455,22 @@ impl ServerHandler for HermesServer {
                 "Tool '{}' was cancelled by the client", request.name
             )),
         };
+        if request.name == "terminal" {
+            self.watch(&result, &context.peer);
+        }
         Ok(to_call_result(result).into())
+    }
+
+    /// Process notifications go out as logging notifications whatever the
+    /// level asked for (they are few and the reason the client asked for
+    /// them); the request is accepted.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 
     /// rmcp reads a request whose params do not fit its method (e.g.

@@ -9,12 +9,15 @@
 //! thread drains the pipe into a [`output::Capture`]; a waiter thread reaps
 //! the shell and records its exit code.
 
+pub mod contain;
+pub mod environ;
+pub mod notify;
 pub mod output;
 pub mod scan;
 pub mod teardown;
 
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -89,6 +92,22 @@ impl<T: Clone> Latch<T> {
     }
 }
 
+/// Where a background command's input goes: a pipe to its stdin, or the
+/// pseudo-terminal it runs on.
+pub enum Input {
+    Pipe(std::io::PipeWriter),
+    Pty(Arc<pty_process::blocking::Pty>),
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Input::Pipe(_) => "Input::Pipe",
+            Input::Pty(_) => "Input::Pty",
+        })
+    }
+}
+
 /// A running (or finished) shell command.
 #[derive(Debug)]
 pub struct Spawned {
@@ -100,6 +119,16 @@ pub struct Spawned {
     pub output: Arc<Mutex<Capture>>,
     /// Set when every writer of the output pipe has closed it.
     pub output_done: Arc<Latch<()>>,
+    /// The command's stdin (background commands), until closed.
+    pub input: Mutex<Option<Input>>,
+    /// Whether it runs on a pseudo-terminal.
+    pub pty: bool,
+    /// Its cgroup, when commands get one ([`contain::containment`]).
+    pub cgroup: Option<Arc<contain::CommandCgroup>>,
+    /// Its tag ([`teardown::TAG_VAR`]), when commands get no cgroup.
+    pub tag: Option<String>,
+    /// The process bound it runs under.
+    pub max_processes: u64,
 }
 
 impl Spawned {
@@ -114,10 +143,54 @@ impl Spawned {
     /// Tears the command and its family down, waits for the shell's exit
     /// to be recorded (briefly) and for the output to close (briefly).
     pub fn teardown(&self, grace: Duration) -> TeardownReport {
-        let report = teardown(self.target(), grace);
+        let report = teardown::teardown_in(
+            self.target(),
+            self.cgroup.as_deref(),
+            self.tag.as_deref(),
+            grace,
+        );
         self.exit.wait(Duration::from_secs(1));
         self.output_done.wait(Duration::from_millis(500));
         report
+    }
+
+    /// How many times a fork of the command failed on its process bound
+    /// (known with a cgroup only).
+    pub fn limit_hits(&self) -> u64 {
+        self.cgroup
+            .as_deref()
+            .map_or(0, contain::CommandCgroup::limit_hits)
+    }
+}
+
+/// How to start a command.
+#[derive(Debug, Clone)]
+pub struct SpawnOptions {
+    /// Output bytes kept from the start and from the end.
+    pub head_cap: usize,
+    pub tail_cap: usize,
+    /// Give the command a stdin to write to (else `/dev/null`).
+    pub stdin: bool,
+    /// Run it on a pseudo-terminal (stdin, stdout and stderr; implies a
+    /// stdin to write to).
+    pub pty: bool,
+    /// The processes (and threads) it may have at once.
+    pub max_processes: u64,
+    /// Told about its output and its exit.
+    pub watcher: Option<Arc<notify::Watcher>>,
+}
+
+impl SpawnOptions {
+    /// A foreground command: stdin `/dev/null`, no terminal, the default bound.
+    pub fn new(head_cap: usize, tail_cap: usize) -> Self {
+        SpawnOptions {
+            head_cap,
+            tail_cap,
+            stdin: false,
+            pty: false,
+            max_processes: contain::DEFAULT_MAX_PROCESSES,
+            watcher: None,
+        }
     }
 }
 
@@ -130,24 +203,93 @@ pub fn spawn(
     head_cap: usize,
     tail_cap: usize,
 ) -> std::io::Result<Spawned> {
-    let (reader, writer) = std::io::pipe()?;
-    let mut cmd = env.shell_command(script);
-    cmd.current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone()?)
-        .stderr(writer)
-        .process_group(0);
-    let mut child = cmd.spawn()?;
-    // The command holds our copies of the pipe's write end: drop it so the
-    // reader sees end-of-file once the child's family closes theirs.
-    drop(cmd);
+    spawn_with(env, script, cwd, &SpawnOptions::new(head_cap, tail_cap))
+}
+
+/// The pseudo-terminal's size.
+const PTY_ROWS: u16 = 24;
+const PTY_COLS: u16 = 80;
+
+/// Starts `shell -c script` in `cwd` with `env` as `options` say: its own
+/// process group (a session of its own on a pseudo-terminal), its own
+/// cgroup or tag, output drained into a [`Capture`] by a reader thread,
+/// the shell reaped by a waiter thread.
+pub fn spawn_with(
+    env: &ChildEnv,
+    script: &str,
+    cwd: &Path,
+    options: &SpawnOptions,
+) -> std::io::Result<Spawned> {
+    contain::harden_process();
+    contain::harden_thread();
+    let mut env = std::borrow::Cow::Borrowed(env);
+    let (cgroup, tag, prefix) = match contain::containment() {
+        contain::Containment::Cgroup { parent, .. } => {
+            let cg = contain::CommandCgroup::create(parent, options.max_processes)?;
+            let prefix = cg.shell_prefix();
+            (Some(Arc::new(cg)), None, prefix)
+        }
+        other => {
+            let tag = new_id();
+            env.to_mut().set(teardown::TAG_VAR, tag.clone());
+            let prefix = match other {
+                contain::Containment::Rlimit => contain::rlimit_prefix(options.max_processes),
+                _ => String::new(),
+            };
+            (None, Some(tag), prefix)
+        }
+    };
+    let script = format!("{prefix}{script}");
+
+    let (child, reader, input): (std::process::Child, Box<dyn Read + Send>, Option<Input>) =
+        if options.pty {
+            let (pty, pts) = pty_process::blocking::open().map_err(std::io::Error::other)?;
+            pty.resize(pty_process::Size::new(PTY_ROWS, PTY_COLS))
+                .map_err(std::io::Error::other)?;
+            let child = env
+                .pty_shell_command(&script)
+                .current_dir(cwd)
+                .spawn(pts)
+                .map_err(std::io::Error::other)?;
+            let pty = Arc::new(pty);
+            (
+                child,
+                Box::new(PtyReader(pty.clone())),
+                Some(Input::Pty(pty)),
+            )
+        } else {
+            let (reader, writer) = std::io::pipe()?;
+            let mut cmd = env.shell_command(&script);
+            let input = if options.stdin {
+                let (stdin, input) = std::io::pipe()?;
+                cmd.stdin(stdin);
+                Some(input)
+            } else {
+                cmd.stdin(Stdio::null());
+                None
+            };
+            cmd.current_dir(cwd)
+                .stdout(writer.try_clone()?)
+                .stderr(writer)
+                .process_group(0);
+            let child = cmd.spawn()?;
+            // The command holds our copies of the pipes' child ends: drop
+            // them so the reader sees end-of-file once the child's family
+            // closes theirs.
+            drop(cmd);
+            (child, Box::new(reader), input.map(Input::Pipe))
+        };
+    if let Some(Input::Pipe(w)) = &input {
+        set_nonblocking(w);
+    }
     let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
     let start = scan::read(pid).map(|p| p.start);
 
-    let output = Arc::new(Mutex::new(Capture::new(head_cap, tail_cap)));
+    let output = Arc::new(Mutex::new(Capture::new(options.head_cap, options.tail_cap)));
     let output_done = Arc::new(Latch::default());
     {
         let (output, done) = (output.clone(), output_done.clone());
+        let watcher = options.watcher.clone();
         let mut reader = reader;
         std::thread::Builder::new()
             .name(format!("hermes-out-{pid}"))
@@ -156,8 +298,15 @@ pub fn spawn(
                 loop {
                     match reader.read(&mut buf) {
                         Ok(0) => break,
-                        Ok(n) => lock(&output).push(&buf[..n]),
+                        Ok(n) => {
+                            lock(&output).push(&buf[..n]);
+                            if let Some(w) = &watcher {
+                                w.output(&buf[..n]);
+                            }
+                        }
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        // A pseudo-terminal reads EIO once the last process
+                        // holding its other end is gone: end of output.
                         Err(_) => break,
                     }
                 }
@@ -167,6 +316,9 @@ pub fn spawn(
     let exit = Arc::new(Latch::default());
     {
         let exit = exit.clone();
+        let watcher = options.watcher.clone();
+        let (output, done) = (output.clone(), output_done.clone());
+        let mut child = child;
         std::thread::Builder::new()
             .name(format!("hermes-wait-{pid}"))
             .spawn(move || {
@@ -178,6 +330,11 @@ pub fn spawn(
                     Err(_) => -1,
                 };
                 exit.set(code);
+                if let Some(w) = watcher {
+                    // The last bytes first (children may hold the pipe).
+                    done.wait(Duration::from_millis(500));
+                    w.exited(code, lock(&output).render_tail(2000));
+                }
             })?;
     }
     Ok(Spawned {
@@ -186,7 +343,101 @@ pub fn spawn(
         exit,
         output,
         output_done,
+        input: Mutex::new(input),
+        pty: options.pty,
+        cgroup,
+        tag,
+        max_processes: options.max_processes,
     })
+}
+
+/// Reads a shared pseudo-terminal (its writer is the command's input).
+struct PtyReader(Arc<pty_process::blocking::Pty>);
+
+impl Read for PtyReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        (&*self.0).read(buf)
+    }
+}
+
+/// Writes to a command's input never block the caller: a full pipe is
+/// reported, not waited on forever.
+fn set_nonblocking(fd: &impl std::os::fd::AsFd) {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    if let Ok(bits) = fcntl(fd, FcntlArg::F_GETFL) {
+        let flags = OFlag::from_bits_truncate(bits) | OFlag::O_NONBLOCK;
+        let _ = fcntl(fd, FcntlArg::F_SETFL(flags));
+    }
+}
+
+/// How long a write to a command's input may wait for room.
+const INPUT_WRITE_LIMIT: Duration = Duration::from_secs(2);
+
+/// What writing to a command's input did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// All bytes were written.
+    Written(usize),
+    /// Only this many: the command is not reading (the pipe stayed full).
+    Partial(usize),
+}
+
+impl Spawned {
+    /// Writes `data` to the command's input, waiting at most
+    /// [`INPUT_WRITE_LIMIT`] for room. `Err` names what was wrong.
+    pub fn write_input(&self, data: &[u8]) -> Result<WriteOutcome, String> {
+        let guard = lock(&self.input);
+        let Some(input) = guard.as_ref() else {
+            return Err("stdin is closed (or the command was started without one)".into());
+        };
+        let deadline = Instant::now() + INPUT_WRITE_LIMIT;
+        let mut written = 0;
+        while written < data.len() {
+            let result = match input {
+                Input::Pipe(w) => {
+                    let mut w: &std::io::PipeWriter = w;
+                    w.write(&data[written..])
+                }
+                Input::Pty(p) => (&**p).write(&data[written..]),
+            };
+            match result {
+                Ok(0) => break,
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= deadline {
+                        return Ok(WriteOutcome::Partial(written));
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) if written > 0 => {
+                    let _ = e;
+                    return Ok(WriteOutcome::Partial(written));
+                }
+                Err(e) => return Err(format!("cannot write to the command's stdin: {e}")),
+            }
+        }
+        Ok(WriteOutcome::Written(written))
+    }
+
+    /// Ends the command's input: closes the pipe, or on a pseudo-terminal
+    /// sends the end-of-file character (the terminal stays open).
+    pub fn close_input(&self) -> Result<&'static str, String> {
+        let mut guard = lock(&self.input);
+        match guard.as_ref() {
+            None => Err("stdin is already closed (or the command was started without one)".into()),
+            Some(Input::Pty(p)) => {
+                (&**p)
+                    .write_all(b"\x04")
+                    .map_err(|e| format!("cannot send end-of-file: {e}"))?;
+                Ok("EOF sent")
+            }
+            Some(Input::Pipe(_)) => {
+                *guard = None;
+                Ok("stdin closed")
+            }
+        }
+    }
 }
 
 /// A command started with `background`: what `process` manages.
@@ -202,6 +453,8 @@ pub struct Background {
     pub spawned: Spawned,
     /// Set once `process` killed it.
     pub killed: Mutex<Option<TeardownReport>>,
+    /// What it reports (`notify_on_complete`, `watch_patterns`).
+    pub watcher: Arc<notify::Watcher>,
 }
 
 impl Background {
@@ -228,7 +481,15 @@ impl Background {
 #[derive(Debug, Default)]
 pub struct ProcessTable {
     procs: Mutex<HashMap<String, Arc<Background>>>,
-    foreground: Mutex<HashMap<i32, Target>>,
+    foreground: Mutex<HashMap<i32, Foreground>>,
+}
+
+/// What tearing down a foreground command needs.
+#[derive(Debug, Clone)]
+struct Foreground {
+    target: Target,
+    cgroup: Option<Arc<contain::CommandCgroup>>,
+    tag: Option<String>,
 }
 
 /// A foreground command in the table; dropping it takes it out.
@@ -251,22 +512,52 @@ pub fn table() -> &'static ProcessTable {
     &TABLE
 }
 
+/// How a background command is started, beyond its text and directory.
+#[derive(Debug, Clone, Default)]
+pub struct BackgroundOptions {
+    /// On a pseudo-terminal.
+    pub pty: bool,
+    /// One notification when it exits.
+    pub notify_on_complete: bool,
+    /// Notifications when its output contains one of these.
+    pub watch_patterns: Vec<String>,
+}
+
 impl ProcessTable {
     /// Starts `command` in the background for the call's profile, with
-    /// `env` (the profile's, with its terminal session's changes).
+    /// `env` (the profile's, with its terminal session's changes) and a
+    /// stdin `process` can write to.
     pub fn start(
         &self,
         ctx: &ToolContext,
         env: &ChildEnv,
         command: &str,
         cwd: &Path,
+        options: BackgroundOptions,
     ) -> std::io::Result<Arc<Background>> {
-        let spawned = spawn(env, command, cwd, BG_HEAD_BYTES, BG_TAIL_BYTES)?;
-        let mut procs = lock(&self.procs);
         let mut id = new_id();
-        while procs.contains_key(&id) {
+        while lock(&self.procs).contains_key(&id) {
             id = new_id();
         }
+        let watcher = Arc::new(notify::Watcher::new(
+            notify::Origin {
+                session_id: id.clone(),
+                command: command.to_string(),
+                profile_home: ctx.profile().home().to_path_buf(),
+                task_id: ctx.session_id().map(str::to_string),
+            },
+            options.notify_on_complete,
+            options.watch_patterns,
+        ));
+        let spawn_options = SpawnOptions {
+            stdin: true,
+            pty: options.pty,
+            max_processes: contain::max_processes_for(ctx.profile()),
+            watcher: watcher.is_active().then(|| watcher.clone()),
+            ..SpawnOptions::new(BG_HEAD_BYTES, BG_TAIL_BYTES)
+        };
+        let spawned = spawn_with(env, command, cwd, &spawn_options)?;
+        let mut procs = lock(&self.procs);
         let bg = Arc::new(Background {
             id,
             command: command.to_string(),
@@ -276,6 +567,7 @@ impl ProcessTable {
             started: Instant::now(),
             spawned,
             killed: Mutex::new(None),
+            watcher,
         });
         prune(&mut procs);
         procs.insert(bg.id.clone(), bg.clone());
@@ -288,6 +580,11 @@ impl ProcessTable {
             .get(id.trim())
             .filter(|b| b.profile_home == profile.home())
             .cloned()
+    }
+
+    /// Whether a background process of any profile has this id.
+    pub fn contains(&self, id: &str) -> bool {
+        lock(&self.procs).contains_key(id)
     }
 
     /// The background processes of `profile`, oldest first.
@@ -303,7 +600,12 @@ impl ProcessTable {
 
     /// Records a foreground command until the returned guard is dropped.
     pub fn track_foreground(&self, run: &Spawned) -> Tracked<'_> {
-        lock(&self.foreground).insert(run.pid, run.target());
+        let entry = Foreground {
+            target: run.target(),
+            cgroup: run.cgroup.clone(),
+            tag: run.tag.clone(),
+        };
+        lock(&self.foreground).insert(run.pid, entry);
         Tracked {
             table: self,
             pid: run.pid,
@@ -314,8 +616,10 @@ impl ProcessTable {
     /// foreground command still running (the agent shutting down), with
     /// `grace`; returns how many background processes were still running.
     pub fn shutdown_all(&self, grace: Duration) -> usize {
-        let all: Vec<Arc<Background>> = lock(&self.procs).values().cloned().collect();
-        let foreground: Vec<Target> = lock(&self.foreground).values().copied().collect();
+        // Taken out of the table: once torn down, each is dropped, and with
+        // it its cgroup.
+        let all: Vec<Arc<Background>> = lock(&self.procs).drain().map(|(_, b)| b).collect();
+        let foreground: Vec<Foreground> = lock(&self.foreground).values().cloned().collect();
         let mut running = 0;
         std::thread::scope(|s| {
             for bg in &all {
@@ -324,8 +628,10 @@ impl ProcessTable {
                 }
                 s.spawn(move || kill(bg, grace));
             }
-            for target in foreground {
-                s.spawn(move || teardown(target, grace));
+            for fg in foreground {
+                s.spawn(move || {
+                    teardown::teardown_in(fg.target, fg.cgroup.as_deref(), fg.tag.as_deref(), grace)
+                });
             }
         });
         running
@@ -336,6 +642,9 @@ impl ProcessTable {
 /// report. A process that already exited still has the rest of its family
 /// (children left running in its group) torn down.
 pub fn kill(bg: &Background, grace: Duration) -> TeardownReport {
+    bg.watcher
+        .kill_requested
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     let report = bg.spawned.teardown(grace);
     *lock(&bg.killed) = Some(report.clone());
     report

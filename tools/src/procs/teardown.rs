@@ -10,8 +10,15 @@
 //! 4. SIGKILL whatever ignored both (the parent included), then wait
 //!    briefly until nothing of the family runs.
 //!
+//! With a command cgroup ([`super::contain`]) every member of the cgroup
+//! belongs to the family too, whatever its session, group or parent: that
+//! is what finds a `setsid` child or a double fork. Without one, processes
+//! the agent adopted as child subreaper are matched to the command by the
+//! tag in their environment ([`TAG_VAR`]).
+//!
 //! Each process is named by (pid, start time), so an id the kernel recycled
 //! onto a stranger is never signalled. Our own process and pid 1 never are.
+//! Adopted processes of the family that exited are reaped.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -20,7 +27,13 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::Serialize;
 
+use super::contain::CommandCgroup;
 use super::scan::{self, ProcInfo};
+
+/// The environment variable that names a command's family: every command
+/// gets `HERMES_PROCESS_TAG=<tag>`, and a process the agent adopted (its
+/// parent exited) that still carries the tag is torn down with the command.
+pub const TAG_VAR: &str = "HERMES_PROCESS_TAG";
 
 /// How often liveness is probed while waiting.
 const POLL: Duration = Duration::from_millis(10);
@@ -56,9 +69,31 @@ pub struct TeardownReport {
 
 /// Tears down `target` and its family; see the module docs.
 pub fn teardown(target: Target, grace: Duration) -> TeardownReport {
+    teardown_in(target, None, None, grace)
+}
+
+/// [`teardown`], with the command's cgroup (every member is family) and
+/// its tag (adopted processes carrying it are family).
+pub fn teardown_in(
+    target: Target,
+    cgroup: Option<&CommandCgroup>,
+    tag: Option<&str>,
+    grace: Duration,
+) -> TeardownReport {
     let mut report = TeardownReport::default();
     let parent = (target.pid, target.start);
-    let mut family = Family::default();
+    // The common case, fast: the command exited and its cgroup is empty,
+    // so nothing of it is left (no /proc walk).
+    if let Some(cg) = cgroup {
+        if !alive(parent) && cg.members().is_empty() {
+            return report;
+        }
+    }
+    let mut family = Family {
+        cgroup,
+        tag,
+        ..Family::default()
+    };
     family.extend(&scan::all(), target);
 
     if alive(parent) {
@@ -95,18 +130,38 @@ pub fn teardown(target: Target, grace: Duration) -> TeardownReport {
     if alive(parent) {
         report.survivors.insert(0, target.pid);
     }
+    let members: Vec<i32> = family.members.keys().copied().collect();
+    reap_adopted(&members);
     report
+}
+
+/// Reaps those of `pids` that are zombies adopted by this process (as
+/// child subreaper), never anything else: the shells `spawn` starts are
+/// reaped by their own waiter threads.
+pub(crate) fn reap_adopted(pids: &[i32]) {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    for &pid in pids {
+        if scan::read(pid).is_some_and(|p| p.ppid == me && !p.is_live()) {
+            let _ = nix::sys::wait::waitpid(
+                Pid::from_raw(pid),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            );
+        }
+    }
 }
 
 /// The family of a target: descendants and group members, by (pid, start).
 #[derive(Debug, Default)]
-struct Family {
+struct Family<'a> {
     members: BTreeMap<i32, u64>,
+    cgroup: Option<&'a CommandCgroup>,
+    tag: Option<&'a str>,
 }
 
-impl Family {
-    /// Adds, from a fresh scan, the target's descendants and the members of
-    /// its process group (never the target itself, us, or pid 1).
+impl Family<'_> {
+    /// Adds, from a fresh scan, the target's descendants, the members of
+    /// its process group and of its cgroup, and adopted processes carrying
+    /// its tag (never the target itself, us, or pid 1).
     fn extend(&mut self, procs: &[ProcInfo], target: Target) {
         let me = i32::try_from(std::process::id()).unwrap_or(0);
         let own_group = nix::unistd::getpgrp().as_raw();
@@ -126,6 +181,20 @@ impl Family {
         }
         if target.pgid > 1 && target.pgid != own_group {
             found.extend(procs.iter().filter(|p| p.pgid == target.pgid));
+        }
+        let in_cgroup: Vec<ProcInfo> = self
+            .cgroup
+            .map(|cg| cg.members().into_iter().filter_map(scan::read).collect())
+            .unwrap_or_default();
+        found.extend(in_cgroup.iter());
+        if let Some(tag) = self.tag {
+            let needle = format!("{TAG_VAR}={tag}");
+            found.extend(procs.iter().filter(|p| {
+                p.ppid == me
+                    && p.pid != target.pid
+                    && std::fs::read(format!("/proc/{}/environ", p.pid))
+                        .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()))
+            }));
         }
         for p in found {
             if p.pid != target.pid && p.pid != me && p.pid > 1 && p.is_live() {
@@ -148,7 +217,7 @@ fn alive((pid, start): (i32, Option<u64>)) -> bool {
     scan::is_alive(pid, start)
 }
 
-fn signal(pid: i32, sig: Signal) {
+pub(crate) fn signal(pid: i32, sig: Signal) {
     if pid > 1 && u32::try_from(pid).ok() != Some(std::process::id()) {
         // ESRCH (already gone) and EPERM (not ours) are both fine to ignore.
         let _ = kill(Pid::from_raw(pid), sig);

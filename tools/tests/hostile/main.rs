@@ -10,8 +10,10 @@
 mod harness;
 
 mod config;
+mod file_reads;
 mod files;
 mod patch;
+mod procs;
 mod runtime;
 mod terminal;
 mod web;

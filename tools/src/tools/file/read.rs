@@ -4,10 +4,11 @@
 //! [`LINE_CUT_MARKER`]; a page is at most [`MAX_READ_LIMIT`] lines and
 //! [`MAX_READ_CHARS`] characters, and a cut page says where to go on.
 
-use std::io::BufReader;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 
 use super::common::{cut_line, resolve, LINE_CUT_MARKER};
 use super::error::FileError;
@@ -21,6 +22,10 @@ pub const MAX_READ_LIMIT: u64 = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// The most characters of numbered content that one `read_file` call returns.
 pub const MAX_READ_CHARS: usize = 100_000;
+
+/// The largest notebook whose cells are extracted (bytes); a bigger one
+/// is read as the JSON text it is.
+pub const MAX_NOTEBOOK_BYTES: u64 = 16 * 1024 * 1024;
 
 /// A page of a text file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -39,6 +44,13 @@ pub struct ReadFileOutput {
     /// What to do next, when there is something to say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// True when the content is text extracted from a document (the cells
+    /// of a Jupyter notebook), not the file's own lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extracted_document: Option<bool>,
+    /// Said when the same page was read several times in a row.
+    #[serde(rename = "_warning", skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// Reads a page of a text file with numbered lines.
@@ -60,12 +72,45 @@ pub fn read_file(
     limit: Option<u64>,
 ) -> Result<ReadFileOutput, FileError> {
     let full = resolve(base, path)?;
-    let offset = offset.unwrap_or(1).max(1);
-    let limit = limit.unwrap_or(DEFAULT_READ_LIMIT).clamp(1, MAX_READ_LIMIT);
-    let last_wanted = offset.saturating_add(limit - 1);
+    let (offset, limit) = page_bounds(offset, limit);
 
     let (file, file_size, _) = open_text_file(&full, path)?;
-    let mut reader = BufReader::new(file);
+    if is_notebook(&full) && file_size <= MAX_NOTEBOOK_BYTES {
+        let mut bytes = Vec::new();
+        let mut file = file;
+        file.by_ref()
+            .take(MAX_NOTEBOOK_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| FileError::from_io(&e, path, "read"))?;
+        if let Some(text) = notebook_text(&bytes) {
+            let mut out = page(
+                BufReader::new(text.as_bytes()),
+                path,
+                offset,
+                limit,
+                file_size,
+            )?;
+            out.extracted_document = Some(true);
+            return Ok(out);
+        }
+        // Not a notebook after all: read as the text it is.
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| FileError::from_io(&e, path, "read"))?;
+        return page(BufReader::new(file), path, offset, limit, file_size);
+    }
+    page(BufReader::new(file), path, offset, limit, file_size)
+}
+
+/// Numbers the lines `offset..offset + limit` of `reader` (the text of
+/// `path`, `file_size` bytes on disk) into a page.
+fn page<R: BufRead>(
+    mut reader: R,
+    path: &str,
+    offset: u64,
+    limit: u64,
+    file_size: u64,
+) -> Result<ReadFileOutput, FileError> {
+    let last_wanted = offset.saturating_add(limit - 1);
     // Enough bytes to hold MAX_LINE_CHARS + 1 characters of any UTF-8.
     let cap = (MAX_LINE_CHARS + 1) * 4;
     let mut buf = Vec::new();
@@ -119,6 +164,8 @@ pub fn read_file(
         truncated: false,
         next_offset: None,
         hint: None,
+        extracted_document: None,
+        warning: None,
     };
     if shown == 0 {
         if total_lines > 0 {
@@ -147,4 +194,117 @@ pub fn read_file(
         });
     }
     Ok(out)
+}
+
+/// The first line and the line count a read of `offset` and `limit`
+/// (as given) shows: 1-based, 0 counting as 1; the count defaults to
+/// [`DEFAULT_READ_LIMIT`] and is clamped to `1..=`[`MAX_READ_LIMIT`].
+pub fn page_bounds(offset: Option<u64>, limit: Option<u64>) -> (u64, u64) {
+    (
+        offset.unwrap_or(1).max(1),
+        limit.unwrap_or(DEFAULT_READ_LIMIT).clamp(1, MAX_READ_LIMIT),
+    )
+}
+
+/// Whether `path` names a Jupyter notebook.
+fn is_notebook(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ipynb"))
+}
+
+/// A notebook as far as its text goes: outputs and metadata are skipped
+/// while parsing, never held.
+#[derive(Deserialize)]
+struct Notebook {
+    #[serde(default)]
+    cells: Option<Vec<Cell>>,
+    /// Notebooks of format 3 keep their cells in worksheets.
+    #[serde(default)]
+    worksheets: Vec<Worksheet>,
+}
+
+#[derive(Deserialize)]
+struct Worksheet {
+    #[serde(default)]
+    cells: Vec<Cell>,
+}
+
+#[derive(Deserialize)]
+struct Cell {
+    #[serde(default)]
+    cell_type: String,
+    #[serde(default)]
+    source: Source,
+}
+
+/// A cell's source: one string, or a list of lines.
+#[derive(Deserialize, Default)]
+#[serde(untagged)]
+enum Source {
+    Text(String),
+    Lines(Vec<SourceLine>),
+    #[default]
+    None,
+    #[allow(dead_code)]
+    Other(IgnoredAny),
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SourceLine {
+    Text(String),
+    #[allow(dead_code)]
+    Other(IgnoredAny),
+}
+
+impl Source {
+    fn text(&self) -> String {
+        match self {
+            Source::Text(t) => t.clone(),
+            Source::Lines(lines) => lines
+                .iter()
+                .filter_map(|l| match l {
+                    SourceLine::Text(t) => Some(t.as_str()),
+                    SourceLine::Other(_) => None,
+                })
+                .collect(),
+            Source::None | Source::Other(_) => String::new(),
+        }
+    }
+}
+
+/// The text of a Jupyter notebook's cells, as the reference shows it: each
+/// markdown, code or raw cell under a `# ── Code cell N ──` header (kinds
+/// numbered apart, raw cells not numbered), cells apart by an empty line.
+/// `None` when `bytes` is not a notebook with readable cells.
+pub(super) fn notebook_text(bytes: &[u8]) -> Option<String> {
+    let nb: Notebook = serde_json::from_slice(bytes).ok()?;
+    let cells = match nb.cells {
+        Some(cells) => cells,
+        None => nb.worksheets.into_iter().flat_map(|w| w.cells).collect(),
+    };
+    let mut counts = [0u32; 3];
+    let mut out: Vec<String> = Vec::new();
+    for cell in &cells {
+        let (label, slot) = match cell.cell_type.as_str() {
+            "markdown" => ("Markdown", 0),
+            "code" => ("Code", 1),
+            "raw" => ("Raw", 2),
+            _ => continue,
+        };
+        counts[slot] += 1;
+        let header = if slot == 2 {
+            format!("# ── {label} cell ──")
+        } else {
+            format!("# ── {label} cell {} ──", counts[slot])
+        };
+        out.push(header);
+        out.push(cell.source.text().trim_end_matches('\n').to_owned());
+        out.push(String::new());
+    }
+    if out.is_empty() {
+        return None;
+    }
+    let joined = out.join("\n");
+    Some(format!("{}\n", joined.trim_end_matches('\n')))
 }

@@ -149,8 +149,7 @@ fn search_output_shape() {
         serde_json::to_value(&out).unwrap(),
         serde_json::json!({
             "total_count": 1,
-            "matches": [{"path": "a.txt", "line": 1, "content": "x1"}],
-            "truncated": false
+            "matches": [{"path": "a.txt", "line": 1, "content": "x1"}]
         })
     );
 }
@@ -343,4 +342,37 @@ fn a_search_past_its_deadline_stops_and_says_so() {
     let out = super::search::search_files(dir.path(), "needle", None, None, None).unwrap();
     assert_eq!(out.total_count, 5);
     assert!(!out.truncated);
+}
+
+#[test]
+fn chunked_search_agrees_with_a_line_by_line_reading() {
+    // Many chunks' worth of CRLF lines; every 7th ends with "hit".
+    let dir = tmp();
+    let text: String = (1..=30_000u64)
+        .map(|i| {
+            if i % 7 == 0 {
+                format!("line {i} hit\r\n")
+            } else {
+                format!("line {i} miss\r\n")
+            }
+        })
+        .collect();
+    assert!(text.len() > 3 * 128 * 1024);
+    put(dir.path(), "big.txt", &text);
+    let want: Vec<u64> = (1..=30_000u64).filter(|i| i % 7 == 0).collect();
+    // `$` before CRLF, and `^` at line starts, as on single lines.
+    for pattern in ["hit$", "^line \\d+ hit", "hit"] {
+        let out = search_files(dir.path(), pattern, None, None, Some(1000)).unwrap();
+        assert_eq!(out.total_count, want.len() as u64, "{pattern}");
+        let lines: Vec<u64> = out.matches.iter().map(|m| m.line).collect();
+        assert_eq!(lines, want[..1000], "{pattern}");
+        assert!(out.matches.iter().all(|m| m.content.ends_with("hit")));
+    }
+    // A match may not run from one line into the next.
+    let out = search_files(dir.path(), "hit\\s+line", None, None, None).unwrap();
+    assert_eq!(out.total_count, 0);
+    // The last line without its line end is still a line.
+    put(dir.path(), "end.txt", "a\nb hit");
+    let out = search_files(dir.path(), "hit", Some("end.txt"), None, None).unwrap();
+    assert_eq!(paths_and_lines(&out), vec![("end.txt".to_owned(), 2)]);
 }

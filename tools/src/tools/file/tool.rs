@@ -18,9 +18,9 @@ pub(crate) mod guard;
 mod ignore_budget;
 mod patch;
 mod read;
+mod read_state;
 mod search;
 mod seqmatch;
-mod stale;
 mod v4a;
 mod write;
 
@@ -36,33 +36,60 @@ mod test_util;
 mod write_tests;
 
 use hermes_macros::hermes_tool;
+use std::borrow::Cow;
 use std::path::Path;
 
 use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::redact::{redact_as, Scope};
+pub use read_state::forget_reads as forget_file_reads;
+pub use search::{OutputMode, Target};
+
 /// Read a text file and return its lines numbered `N|text`, a page at a time.
 ///
 /// Use `offset` and `limit` to page through long files; the result says where
-/// the next page starts. Binary files are refused.
+/// the next page starts. Jupyter notebooks (`.ipynb`) are shown as the text of
+/// their cells. Binary files are refused. Reading a page again while the file
+/// is unchanged answers that it is unchanged instead of repeating it.
 #[hermes_tool(toolset = "file", emoji = "📖")]
 pub fn read_file(
     ctx: &ToolContext,
-    /// Path of the file, absolute or relative to the working directory.
+    /// Path of the file: absolute, relative to the working directory, or `~/...`.
     path: String,
     /// First line to return, 1-based (default 1).
     offset: Option<u64>,
     /// How many lines to return (default 500, at most 2000).
     limit: Option<u64>,
-) -> Result<read::ReadFileOutput, error::FileError> {
-    guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
+) -> Result<ReadAnswer, error::FileError> {
+    let real = guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
     // The profile's `tool_output.max_lines` lowers the page (not above 2000).
     let max_lines = ctx.profile().config().tool_output.max_lines.value as u64;
-    let limit = limit.unwrap_or(read::DEFAULT_READ_LIMIT).min(max_lines);
-    let out = read::read_file(ctx.cwd(), &path, offset, Some(limit))?;
-    stale::note_read(ctx, &path);
-    Ok(out)
+    let limit = Some(limit.unwrap_or(read::DEFAULT_READ_LIMIT).min(max_lines));
+    let (first, count) = read::page_bounds(offset, limit);
+    let task = ctx.task_id();
+    match read_state::before_read(task, &real, &path, first, count) {
+        read_state::Before::Read => {}
+        read_state::Before::Unchanged(note) => return Ok(ReadAnswer::Unchanged(note)),
+        read_state::Before::Refuse(why) => return Err(error::FileError::Refused(why)),
+    }
+    let mut out = read::read_file(ctx.cwd(), &path, offset, limit)?;
+    if let Cow::Owned(clean) = redact_as(&out.content, Scope::FileRead) {
+        out.content = clean;
+    }
+    out.warning = read_state::after_read(task, &real, &path, first, count)
+        .map_err(error::FileError::Refused)?;
+    Ok(ReadAnswer::Page(out))
+}
+
+/// What `read_file` answers: a page, or a note that the page is unchanged
+/// since this task last read it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(untagged)]
+pub enum ReadAnswer {
+    Page(read::ReadFileOutput),
+    Unchanged(read_state::Unchanged),
 }
 
 /// Write a text file, replacing its contents; missing parent folders are created.
@@ -79,10 +106,11 @@ pub fn write_file(
     /// The complete new contents of the file.
     content: String,
 ) -> Result<write::WriteFileOutput, error::FileError> {
-    guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
-    let warning = stale::warning(ctx, &path);
+    let real =
+        guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
+    let warning = read_state::stale_warning(ctx.task_id(), &real, &path);
     let mut out = write::write_file(ctx.cwd(), &path, &content)?;
-    stale::note_write(ctx, &path);
+    read_state::note_write(ctx.task_id(), &real);
     out.warning = warning;
     Ok(out)
 }
@@ -148,7 +176,7 @@ pub fn patch(
                     what: "old_string and new_string are required in mode replace",
                 });
             };
-            let warning = stale::warning(ctx, &path);
+            let warning = stale_warning(ctx, &path);
             let mut out =
                 patch::patch_replace(&guard, &path, &old, &new, replace_all.unwrap_or(false))?;
             out.warning = warning;
@@ -162,46 +190,84 @@ pub fn patch(
                         what: "patch (the V4A patch text) is required in mode patch",
                     })?;
             let paths = v4a::header_paths(&text);
-            let warnings: Vec<String> = paths
-                .iter()
-                .filter_map(|p| stale::warning(ctx, p))
-                .collect();
+            let warnings: Vec<String> =
+                paths.iter().filter_map(|p| stale_warning(ctx, p)).collect();
             let mut out = patch::patch_v4a(&guard, &text)?;
             out.warning = (!warnings.is_empty()).then(|| warnings.join(" | "));
             (out, paths)
         }
     };
     for p in &paths {
-        stale::note_write(ctx, p);
+        if let Some(real) = real_path(ctx, p) {
+            read_state::note_write(ctx.task_id(), &real);
+        }
     }
     out.success = true;
     Ok(out)
 }
 
-/// Search file contents with a regular expression, honouring .gitignore.
+/// Search file contents with a regular expression, or find files by name.
 ///
-/// Returns matching lines with their file and line number; binary and hidden
-/// files are skipped.
+/// Content search (`target: "content"`, the default) returns matching lines
+/// with their file and line number (`output_mode: "content"`), the files that
+/// match (`"files_only"`) or the matches per file (`"count"`); `context` adds
+/// lines around each match. File search (`target: "files"`) finds files whose
+/// names match a glob such as `*.py`, newest first: use it instead of `ls` or
+/// `find`. Both honour .gitignore and skip hidden and binary files; page with
+/// `offset` and `limit`.
 #[hermes_tool(toolset = "file", emoji = "🔎")]
+#[allow(clippy::too_many_arguments)]
 pub fn search_files(
     ctx: &ToolContext,
-    /// Regular expression (Rust regex syntax) to look for.
+    /// Regular expression (Rust regex syntax) for content search, or a glob such
+    /// as `*.py` for file search.
     pattern: String,
+    /// `content` (search inside files, the default) or `files` (find files by name).
+    target: Option<Target>,
     /// Folder or file to search, relative to the working directory (default: it).
     path: Option<String>,
-    /// Only search files matching this glob, e.g. `*.rs`.
+    /// Content search: only search files matching this glob, e.g. `*.rs`.
     file_glob: Option<String>,
-    /// Most matches to return (default 50).
+    /// Most results to return (default 50, at most 1000).
     limit: Option<u64>,
+    /// Results to skip first, to page through many (default 0).
+    offset: Option<u64>,
+    /// Content search: `content` (matching lines, the default), `files_only`
+    /// (paths of matching files) or `count` (matches per file).
+    output_mode: Option<OutputMode>,
+    /// Content search: lines to show before and after each match (default 0,
+    /// at most 20).
+    context: Option<u64>,
 ) -> Result<search::SearchOutput, error::FileError> {
+    let guard = guard::Guard::new(ctx);
     if let Some(path) = path.as_deref().filter(|p| !p.is_empty()) {
-        guard::check_read(ctx, Path::new(path)).map_err(error::FileError::Refused)?;
+        let real = guard.resolve(Path::new(path));
+        if let Some(refused) = guard.read_error(Path::new(path), &real) {
+            return Err(error::FileError::Refused(refused));
+        }
     }
-    search::search_files(
-        ctx.cwd(),
-        &pattern,
-        path.as_deref(),
-        file_glob.as_deref(),
+    let req = search::SearchRequest {
+        pattern: &pattern,
+        target: target.unwrap_or_default(),
+        path: path.as_deref(),
+        file_glob: file_glob.as_deref(),
         limit,
-    )
+        offset,
+        output_mode: output_mode.unwrap_or_default(),
+        context,
+    };
+    let deadline = std::time::Instant::now() + search::MAX_SEARCH_TIME;
+    let mut out = search::search(ctx.cwd(), &req, Some(&guard), deadline)?;
+    out.densify();
+    Ok(out)
+}
+
+/// The real path of `path` as the file tools resolve it, when it exists.
+fn real_path(ctx: &ToolContext, path: &str) -> Option<std::path::PathBuf> {
+    std::fs::canonicalize(common::resolve(ctx.cwd(), path).ok()?).ok()
+}
+
+/// `read_state::stale_warning` for a path as the model gave it.
+fn stale_warning(ctx: &ToolContext, path: &str) -> Option<String> {
+    read_state::stale_warning(ctx.task_id(), &real_path(ctx, path)?, path)
 }

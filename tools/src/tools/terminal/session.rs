@@ -126,17 +126,14 @@ pub fn start(ctx: &ToolContext) -> Start {
             None => env.remove(name),
         };
     }
-    let cwd = state
-        .cwd
-        .filter(|d| d.is_dir())
-        .unwrap_or_else(|| {
-            // A new session starts in `terminal.cwd` of the profile's
-            // config.yaml, else the caller's directory.
-            match &ctx.profile().config().terminal.cwd.value {
-                Some(configured) => ctx.resolve(configured),
-                None => ctx.cwd().to_path_buf(),
-            }
-        });
+    let cwd = state.cwd.filter(|d| d.is_dir()).unwrap_or_else(|| {
+        // A new session starts in `terminal.cwd` of the profile's
+        // config.yaml, else the caller's directory.
+        match &ctx.profile().config().terminal.cwd.value {
+            Some(configured) => ctx.resolve(configured),
+            None => ctx.cwd().to_path_buf(),
+        }
+    });
     Start {
         key,
         cwd,

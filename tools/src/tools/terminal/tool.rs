@@ -12,7 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::procs::{self, output::last_chars, Background};
+use crate::procs::{self, output::last_chars, Background, BackgroundOptions, WriteOutcome};
+
+mod exit_codes;
 
 mod guard;
 pub mod session;
@@ -48,6 +50,39 @@ pub struct TerminalOutput {
     session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<i32>,
+    /// What a non-zero exit code means when it is no failure (`grep`: 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code_meaning: Option<&'static str>,
+    /// Background: whether it will be notified on exit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notify_on_complete: Option<bool>,
+    /// Background: the strings its output is watched for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    watch_patterns: Option<Vec<String>>,
+    /// Why `watch_patterns` were dropped (both flags were given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    watch_patterns_ignored: Option<String>,
+    /// Why `pty` was not used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pty_note: Option<String>,
+}
+
+impl TerminalOutput {
+    fn new(output: String, exit_code: i32) -> Self {
+        TerminalOutput {
+            output,
+            exit_code,
+            error: None,
+            note: None,
+            session_id: None,
+            pid: None,
+            exit_code_meaning: None,
+            notify_on_complete: None,
+            watch_patterns: None,
+            watch_patterns_ignored: None,
+            pty_note: None,
+        }
+    }
 }
 
 /// Run a shell command and return its output and exit code.
@@ -62,8 +97,11 @@ pub struct TerminalOutput {
 /// pass; on timeout the command and every process it started are terminated.
 /// Processes a foreground command leaves running are terminated when it ends,
 /// so start servers and watchers with `background: true` instead and manage
-/// them with `process`.
+/// them with `process`. Background: `notify_on_complete` for bounded jobs,
+/// `watch_patterns` for rare signals of long-lived ones.
 #[hermes_tool(toolset = "terminal", emoji = "💻", max_result_chars = 100000)]
+// The model's parameters, one per argument, as every tool declares them.
+#[allow(clippy::too_many_arguments)]
 pub fn terminal(
     ctx: &ToolContext,
     /// The shell command to run (bash syntax where bash is installed).
@@ -77,6 +115,16 @@ pub fn terminal(
     /// Working directory for this command, absolute or relative to the
     /// session's working directory (default: the session's).
     workdir: Option<String>,
+    /// Run on a pseudo-terminal, for interactive programs (a REPL, a
+    /// prompt); with `background`, answer it through `process` submit
+    /// (default false).
+    pty: Option<bool>,
+    /// With `background`: be notified once when the command exits (default
+    /// false). Not together with `watch_patterns`.
+    notify_on_complete: Option<bool>,
+    /// With `background`: strings to watch the output for; a line that
+    /// contains one sends a notification (at most one per 15 seconds).
+    watch_patterns: Option<Vec<String>>,
 ) -> Result<TerminalOutput, String> {
     if command.trim().is_empty() {
         return Err("command is empty: give the shell command to run".into());
@@ -84,21 +132,43 @@ pub fn terminal(
     guard_command(ctx, &command)?;
     let start = session::start(ctx);
     let cwd = working_dir(&start.cwd, workdir.as_deref())?;
+    let pty = pty.unwrap_or(false);
     if background.unwrap_or(false) {
+        let notify = notify_on_complete.unwrap_or(false);
+        let mut patterns: Vec<String> = watch_patterns
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        let mut ignored = None;
+        if notify && !patterns.is_empty() {
+            patterns.clear();
+            ignored = Some(
+                "watch_patterns were ignored: notify_on_complete is set, and both together \
+                 would notify twice"
+                    .to_string(),
+            );
+        }
+        let options = BackgroundOptions {
+            pty,
+            notify_on_complete: notify,
+            watch_patterns: patterns.clone(),
+        };
         let bg = procs::table()
-            .start(ctx, &start.env, &command, &cwd)
+            .start(ctx, &start.env, &command, &cwd, options)
             .map_err(|e| format!("could not start the command: {e}"))?;
-        return Ok(TerminalOutput {
-            output: "Background process started".into(),
-            exit_code: 0,
-            error: None,
-            note: Some(
-                "Use process with this session_id to poll, read the log, wait for or kill it."
-                    .into(),
-            ),
-            session_id: Some(bg.id.clone()),
-            pid: Some(bg.spawned.pid),
-        });
+        let mut out = TerminalOutput::new("Background process started".into(), 0);
+        out.note = Some(
+            "Use process with this session_id to poll, read the log, wait for, write to or \
+             kill it."
+                .into(),
+        );
+        out.session_id = Some(bg.id.clone());
+        out.pid = Some(bg.spawned.pid);
+        out.notify_on_complete = notify.then_some(true);
+        out.watch_patterns = (!patterns.is_empty()).then_some(patterns);
+        out.watch_patterns_ignored = ignored;
+        return Ok(out);
     }
 
     let config = ctx.profile().config();
@@ -122,7 +192,12 @@ pub fn terminal(
     let kept = config.tool_output.max_bytes.value;
     let head = kept.saturating_mul(FG_HEAD_BYTES) / (FG_HEAD_BYTES + FG_TAIL_BYTES);
     let wrapped = session::wrap(&command);
-    let run = procs::spawn(&start.env, &wrapped.script, &cwd, head, kept - head)
+    let options = procs::SpawnOptions {
+        pty,
+        max_processes: procs::contain::max_processes_for(ctx.profile()),
+        ..procs::SpawnOptions::new(head, kept - head)
+    };
+    let run = procs::spawn_with(&start.env, &wrapped.script, &cwd, &options)
         .map_err(|e| format!("could not start the command: {e}"))?;
     // Known to the table while it runs: an agent shutting down meanwhile
     // (this call abandoned on its thread) tears it down too.
@@ -135,18 +210,15 @@ pub fn terminal(
     // command left behind (`cmd &`), which would otherwise be orphaned.
     let report = run.teardown(grace);
     let output = procs::lock(&run.output).render();
+    let limit_note = limit_note(&run);
     let Some(exit_code) = finished else {
-        return Ok(TerminalOutput {
-            output,
-            exit_code: 124,
-            error: Some(format!(
-                "Command timed out after {secs} seconds; it and every process it started \
-                 were terminated"
-            )),
-            note: None,
-            session_id: None,
-            pid: None,
-        });
+        let mut out = TerminalOutput::new(output, 124);
+        out.error = Some(format!(
+            "Command timed out after {secs} seconds; it and every process it started \
+             were terminated"
+        ));
+        out.note = limit_note;
+        return Ok(out);
     };
     let session_note = session::finish(&start, &wrapped);
     let left = report.terminated.len() + report.killed.len();
@@ -156,17 +228,25 @@ pub fn terminal(
              start long-running processes with background=true"
         )
     });
-    let note = match (left_note, session_note) {
-        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-        (a, b) => a.or(b),
-    };
-    Ok(TerminalOutput {
-        output,
-        exit_code,
-        error: None,
-        note,
-        session_id: None,
-        pid: None,
+    let mut out = TerminalOutput::new(output, exit_code);
+    out.note = [limit_note, left_note, session_note]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"));
+    out.exit_code_meaning = exit_codes::meaning(&command, exit_code);
+    Ok(out)
+}
+
+/// A note when forks of the command failed on its process bound.
+fn limit_note(run: &procs::Spawned) -> Option<String> {
+    let hits = run.limit_hits();
+    (hits > 0).then(|| {
+        format!(
+            "the command reached its limit of {} processes and {hits} fork(s) failed \
+             (the profile's {} raises it)",
+            run.max_processes,
+            procs::contain::MAX_PROCESSES_SETTING
+        )
     })
 }
 
@@ -179,6 +259,9 @@ pub enum ProcessAction {
     Log,
     Wait,
     Kill,
+    Write,
+    Submit,
+    Close,
 }
 
 /// Manage the background processes started by `terminal` with `background: true`.
@@ -188,11 +271,13 @@ pub enum ProcessAction {
 /// `limit` lines, or `limit` lines from line `offset`), `wait` (block until
 /// it exits or `timeout` seconds pass), `kill` (terminate it and every
 /// process it started: the process gets SIGTERM and a grace period to stop
-/// its children, then survivors get SIGTERM, then SIGKILL).
+/// its children, then survivors get SIGTERM, then SIGKILL), `write` (send
+/// `data` to its stdin as is), `submit` (send `data` and Enter, to answer a
+/// prompt), `close` (end its stdin: EOF).
 #[hermes_tool(toolset = "terminal", emoji = "⚙️")]
 pub fn process(
     ctx: &ToolContext,
-    /// What to do: list, poll, log, wait or kill.
+    /// What to do: list, poll, log, wait, kill, write, submit or close.
     action: ProcessAction,
     /// The background process's id (`session_id` from `terminal`); needed
     /// by every action but list.
@@ -204,6 +289,8 @@ pub fn process(
     offset: Option<u64>,
     /// For log: how many lines to return (default 200).
     limit: Option<u64>,
+    /// For write and submit: the text to send to the process's stdin.
+    data: Option<String>,
 ) -> Result<Value, String> {
     let table = procs::table();
     if action == ProcessAction::List {
@@ -245,7 +332,46 @@ pub fn process(
         ProcessAction::Log => log(&bg, offset, limit),
         ProcessAction::Wait => wait(&bg, timeout),
         ProcessAction::Kill => kill(ctx, &bg),
+        ProcessAction::Write => write(&bg, data.unwrap_or_default()),
+        ProcessAction::Submit => write(&bg, data.unwrap_or_default() + "\n"),
+        ProcessAction::Close => close(&bg),
     })
+}
+
+/// The answer for input to a process that already exited.
+fn exited_already() -> Value {
+    json!({
+        "status": "already_exited",
+        "error": "The process has already exited; its input is gone",
+    })
+}
+
+fn write(bg: &Background, data: String) -> Value {
+    if bg.exit_code().is_some() {
+        return exited_already();
+    }
+    match bg.spawned.write_input(data.as_bytes()) {
+        Ok(WriteOutcome::Written(n)) => json!({"status": "ok", "bytes_written": n}),
+        Ok(WriteOutcome::Partial(n)) => json!({
+            "status": "partial",
+            "bytes_written": n,
+            "error": format!(
+                "only {n} of {} bytes were written: the process is not reading its input",
+                data.len()
+            ),
+        }),
+        Err(e) => json!({"status": "error", "error": e}),
+    }
+}
+
+fn close(bg: &Background) -> Value {
+    if bg.exit_code().is_some() {
+        return exited_already();
+    }
+    match bg.spawned.close_input() {
+        Ok(message) => json!({"status": "ok", "message": message}),
+        Err(e) => json!({"status": "error", "error": e}),
+    }
 }
 
 fn action_name(action: ProcessAction) -> &'static str {
@@ -255,6 +381,9 @@ fn action_name(action: ProcessAction) -> &'static str {
         ProcessAction::Log => "log",
         ProcessAction::Wait => "wait",
         ProcessAction::Kill => "kill",
+        ProcessAction::Write => "write",
+        ProcessAction::Submit => "submit",
+        ProcessAction::Close => "close",
     }
 }
 

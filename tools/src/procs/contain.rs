@@ -1,0 +1,385 @@
+//! What keeps a command inside its box: the agent's own hardening (its
+//! environment unreadable to the commands it runs, orphans adopted), and a
+//! bound on the processes one command may start.
+//!
+//! **Hardening** ([`harden_process`], [`harden_thread`], both run by
+//! `spawn` before it starts anything):
+//!
+//! - the agent process is made non-dumpable (`PR_SET_DUMPABLE 0`): its
+//!   `/proc/PID/{environ,mem,fd,…}` and `ptrace` are closed to every
+//!   process without `CAP_SYS_PTRACE`, the agent's own user included;
+//! - `CAP_SYS_PTRACE` is dropped from the bounding set of each thread that
+//!   starts commands, so that a command run by a root agent does not get it
+//!   back at `exec` (root children otherwise hold every capability); this
+//!   needs `CAP_SETPCAP`, which a root agent normally has;
+//! - without command cgroups, the agent becomes a child subreaper
+//!   (`PR_SET_CHILD_SUBREAPER`): a descendant whose parent exits (`setsid
+//!   cmd &`, a double fork) is re-parented to the agent rather than to
+//!   init, and teardown finds it by the tag in its environment.
+//!
+//! **Containment** ([`containment`]): each command gets a `pids` cgroup of
+//! its own when the agent can create one (cgroup v2 with the `pids`
+//! controller delegated to the agent's cgroup, or a writable cgroup v1
+//! `pids` hierarchy, as for root on most machines). The shell moves itself
+//! into it before the first line of the command runs, so every process the
+//! command starts is a member, whatever its session or process group, and
+//! `pids.max` bounds their number (processes and threads). Without a cgroup
+//! a non-root agent bounds the command with `RLIMIT_NPROC` (`ulimit -u`),
+//! which the kernel counts per user: every process and thread of the
+//! agent's user counts toward it. A root agent without a cgroup has no
+//! bound (the kernel does not apply `RLIMIT_NPROC` to root).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Once};
+use std::time::{Duration, Instant};
+
+use hermes_runtime::Profile;
+
+/// The processes (and threads) one command may have at once, unless the
+/// profile sets [`MAX_PROCESSES_SETTING`]: room for a parallel build.
+pub const DEFAULT_MAX_PROCESSES: u64 = 4096;
+/// The profile setting (in its `.env`) for the bound.
+pub const MAX_PROCESSES_SETTING: &str = "TERMINAL_MAX_PROCESSES";
+/// The smallest bound accepted: the shell, a pipeline, a subshell.
+pub const MIN_MAX_PROCESSES: u64 = 8;
+
+/// The process bound for a profile: [`MAX_PROCESSES_SETTING`] from its
+/// `.env` (at least [`MIN_MAX_PROCESSES`]), else [`DEFAULT_MAX_PROCESSES`].
+pub fn max_processes_for(profile: &Profile) -> u64 {
+    profile
+        .secret(MAX_PROCESSES_SETTING)
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_MAX_PROCESSES, |n| n.max(MIN_MAX_PROCESSES))
+}
+
+/// How commands are contained on this machine, decided once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Containment {
+    /// A cgroup per command under `parent` (`v2`: the unified hierarchy).
+    Cgroup { parent: PathBuf, v2: bool },
+    /// No cgroup; `RLIMIT_NPROC` per user (a non-root agent).
+    Rlimit,
+    /// No cgroup and no bound (a root agent without a writable cgroup).
+    None,
+}
+
+impl Containment {
+    /// A short name for reports: `cgroup-v2`, `cgroup-v1`, `rlimit`, `none`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Containment::Cgroup { v2: true, .. } => "cgroup-v2",
+            Containment::Cgroup { v2: false, .. } => "cgroup-v1",
+            Containment::Rlimit => "rlimit",
+            Containment::None => "none",
+        }
+    }
+}
+
+/// How this machine contains commands (detected on first use).
+pub fn containment() -> &'static Containment {
+    static DETECTED: LazyLock<Containment> = LazyLock::new(detect);
+    &DETECTED
+}
+
+/// Process-wide hardening, once: non-dumpable; without command cgroups
+/// also a child subreaper (with them, cgroup membership already finds
+/// every descendant, and init reaps the orphans). Failures are reported
+/// once as warnings.
+pub fn harden_process() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+            tracing::warn!(target: "hermes::procs", "cannot make the agent non-dumpable: {e}");
+        }
+        if !matches!(containment(), Containment::Cgroup { .. }) {
+            if let Err(e) = nix::sys::prctl::set_child_subreaper(true) {
+                tracing::warn!(target: "hermes::procs", "cannot become a child subreaper: {e}");
+            }
+        }
+        if *containment() == Containment::None {
+            tracing::warn!(
+                target: "hermes::procs",
+                "no cgroup for commands and running as root: the processes a command may \
+                 start are not bounded"
+            );
+        }
+    });
+}
+
+/// Per-thread hardening (capabilities are per thread): drops
+/// `CAP_SYS_PTRACE` from this thread's bounding set, once per thread.
+pub fn harden_thread() {
+    thread_local! {
+        static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+    if DONE.get() {
+        return;
+    }
+    DONE.set(true);
+    use caps::{CapSet, Capability};
+    if caps::has_cap(None, CapSet::Bounding, Capability::CAP_SYS_PTRACE).unwrap_or(false) {
+        if let Err(e) = caps::drop(None, CapSet::Bounding, Capability::CAP_SYS_PTRACE) {
+            static WARNED: Once = Once::new();
+            WARNED.call_once(|| {
+                tracing::warn!(
+                    target: "hermes::procs",
+                    "cannot drop CAP_SYS_PTRACE for commands ({e}): commands of a root agent \
+                     may read its memory"
+                );
+            });
+        }
+    }
+}
+
+/// The cgroup of one command; removed (after killing what is left in it)
+/// when dropped.
+#[derive(Debug)]
+pub struct CommandCgroup {
+    dir: PathBuf,
+}
+
+impl CommandCgroup {
+    /// Creates a cgroup for one command with `pids.max` = `limit`.
+    pub fn create(parent: &Path, limit: u64) -> std::io::Result<Self> {
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = parent.join(format!(
+            "hermes-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir)?;
+        let cg = CommandCgroup { dir };
+        std::fs::write(cg.dir.join("pids.max"), limit.to_string())?;
+        Ok(cg)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Shell text that moves the shell into this cgroup (or ends it with
+    /// 125 if it cannot), before the command's first line.
+    pub fn shell_prefix(&self) -> String {
+        let procs = self.dir.join("cgroup.procs");
+        format!(
+            "echo $$ >{} || exit 125; ",
+            shell_quote(&procs.to_string_lossy())
+        )
+    }
+
+    /// The processes in the cgroup now.
+    pub fn members(&self) -> Vec<i32> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .map(|t| t.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
+    /// How many times a fork failed on the bound (`pids.events`: `max N`).
+    pub fn limit_hits(&self) -> u64 {
+        std::fs::read_to_string(self.dir.join("pids.events"))
+            .ok()
+            .and_then(|t| {
+                t.lines()
+                    .find_map(|l| l.strip_prefix("max ").map(|n| n.trim().parse().ok()))
+                    .flatten()
+            })
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for CommandCgroup {
+    /// Whatever is still inside is killed (a finished command forgotten by
+    /// the table takes what it left with it), zombies that are ours are
+    /// reaped, and the cgroup is removed.
+    fn drop(&mut self) {
+        // Killed processes leave the cgroup within milliseconds; an empty
+        // cgroup that still cannot be removed is given a few tries only.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut empty_tries = 0;
+        loop {
+            let members = self.members();
+            for &pid in &members {
+                super::teardown::signal(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+            super::teardown::reap_adopted(&members);
+            match std::fs::remove_dir(&self.dir) {
+                Ok(()) => return,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+                Err(_) => {}
+            }
+            if members.is_empty() {
+                empty_tries += 1;
+            }
+            if empty_tries >= 5 || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Shell text that bounds the processes of the user (`RLIMIT_NPROC`), for
+/// [`Containment::Rlimit`]. Errors (a hard limit already lower) are
+/// ignored: the lower limit holds.
+pub fn rlimit_prefix(limit: u64) -> String {
+    format!("ulimit -u {limit} 2>/dev/null || ulimit -p {limit} 2>/dev/null; ")
+}
+
+/// `'text'` for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The environment variable that forces a containment for tests:
+/// `none` (no cgroup; the rlimit or no bound, as without one). Read once.
+pub const FORCE_VAR: &str = "HERMES_TEST_CONTAINMENT";
+
+fn detect() -> Containment {
+    let no_cgroup = std::env::var(FORCE_VAR).is_ok_and(|v| v == "none");
+    if no_cgroup {
+        return if nix::unistd::geteuid().is_root() {
+            Containment::None
+        } else {
+            Containment::Rlimit
+        };
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    if let Some(parent) = v2_parent(&mounts, &own) {
+        clean_stale(&parent);
+        return Containment::Cgroup { parent, v2: true };
+    }
+    if let Some(parent) = v1_parent(&mounts, &own) {
+        clean_stale(&parent);
+        return Containment::Cgroup { parent, v2: false };
+    }
+    if nix::unistd::geteuid().is_root() {
+        Containment::None
+    } else {
+        Containment::Rlimit
+    }
+}
+
+/// Mount points of `fstype` with their super options, from mountinfo.
+fn mounts_of<'a>(mountinfo: &'a str, fstype: &'a str) -> impl Iterator<Item = (PathBuf, &'a str)> {
+    mountinfo.lines().filter_map(move |line| {
+        let (head, tail) = line.split_once(" - ")?;
+        let mut tail = tail.split_whitespace();
+        if tail.next()? != fstype {
+            return None;
+        }
+        let options = tail.nth(1).unwrap_or("");
+        let point = head.split_whitespace().nth(4)?;
+        Some((PathBuf::from(unescape_octal(point)), options))
+    })
+}
+
+/// Mountinfo escapes space, tab, newline and backslash as `\NNN`.
+fn unescape_octal(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 4 <= bytes.len() {
+            if let Ok(n) = u8::from_str_radix(text.get(i + 1..i + 4).unwrap_or(""), 8) {
+                out.push(n);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The agent's own cgroup in the hierarchy whose controllers match `pred`.
+fn own_path(own: &str, pred: impl Fn(&str, &str) -> bool) -> Option<String> {
+    own.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (id, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        pred(id, controllers).then(|| path.to_string())
+    })
+}
+
+fn v2_parent(mounts: &str, own: &str) -> Option<PathBuf> {
+    let path = own_path(own, |id, c| id == "0" && c.is_empty())?;
+    let (mount, _) = mounts_of(mounts, "cgroup2").next()?;
+    let dir = mount.join(path.trim_start_matches('/'));
+    let controllers = std::fs::read_to_string(dir.join("cgroup.controllers")).ok()?;
+    if !controllers.split_whitespace().any(|c| c == "pids") {
+        return None;
+    }
+    // Children of our cgroup get the controller only if we may delegate it
+    // (always for the root cgroup; elsewhere only when our cgroup holds no
+    // process, which the kernel checks here).
+    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
+    if !enabled.split_whitespace().any(|c| c == "pids") {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.subtree_control"))
+            .and_then(|mut f| f.write_all(b"+pids"))
+            .ok()?;
+    }
+    probe(&dir).then_some(dir)
+}
+
+fn v1_parent(mounts: &str, own: &str) -> Option<PathBuf> {
+    let path = own_path(own, |_, c| c.split(',').any(|c| c == "pids"))?;
+    let (mount, _) =
+        mounts_of(mounts, "cgroup").find(|(_, options)| options.split(',').any(|o| o == "pids"))?;
+    let dir = mount.join(path.trim_start_matches('/'));
+    probe(&dir).then_some(dir)
+}
+
+/// Whether a command cgroup can be created under `dir`.
+fn probe(dir: &Path) -> bool {
+    CommandCgroup::create(dir, DEFAULT_MAX_PROCESSES).is_ok()
+}
+
+/// Removes the empty cgroups of agents that are gone (a crash leaves them).
+fn clean_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("hermes-")) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() as i32 && super::scan::read(pid).is_none() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_mountinfo_and_own_cgroups() {
+        let mounts = "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n\
+                      39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n\
+                      40 31 0:37 / /sys/fs/cgroup/my\\040dir rw - cgroup2 cgroup2 rw\n";
+        let v1: Vec<_> = mounts_of(mounts, "cgroup").collect();
+        assert_eq!(v1, vec![(PathBuf::from("/sys/fs/cgroup/pids"), "rw,pids")]);
+        let v2: Vec<_> = mounts_of(mounts, "cgroup2").map(|m| m.0).collect();
+        assert_eq!(v2, vec![PathBuf::from("/sys/fs/cgroup/my dir")]);
+        let own = "8:pids:/a/b\n4:memory:/m\n0::/user.slice\n";
+        assert_eq!(
+            own_path(own, |_, c| c.split(',').any(|c| c == "pids")).as_deref(),
+            Some("/a/b")
+        );
+        assert_eq!(
+            own_path(own, |id, c| id == "0" && c.is_empty()).as_deref(),
+            Some("/user.slice")
+        );
+        assert_eq!(shell_quote("a'b"), r"'a'\''b'");
+    }
+}
