@@ -481,7 +481,7 @@ fn schema_constraints(
     };
     let length = match &c.length {
         Some(b) => {
-            let (min, max) = (opt(b.min), opt(b.max));
+            let (min, max) = (opt(b.min.as_ref()), opt(b.max.as_ref()));
             quote!(::core::option::Option::Some({
                 let (__lo, __hi) = (&#rt::Check::<#inner>::NEW).length_keywords();
                 (__lo, __hi, #min, #max)
@@ -538,7 +538,7 @@ fn value_checks(
         ));
     }
     if let Some(b) = &c.length {
-        let (min, max) = (opt(b.min), opt(b.max));
+        let (min, max) = (opt(b.min.as_ref()), opt(b.max.as_ref()));
         out.push(wrap(
             quote!((&#rt::Check::<#inner>::NEW).check_length(#at, __v, #min, #max)),
         ));

@@ -122,3 +122,60 @@ async fn coercion_runs_before_the_check() {
     let v = call(json!({"urls": ["a"], "limit": "12"})).await;
     assert_eq!(v["limit"], 12);
 }
+
+/// The built-in tools state the reference's (hermes-agent 0.19.0) bounds
+/// in their schemas, and a value beyond one is refused naming it.
+/// (`clarify`'s four choices are not among them: it keeps the reference's
+/// leniency, dropping empty choices and offering the first four, which
+/// `clarify.rs` holds.)
+#[tokio::test]
+async fn the_builtins_state_the_reference_bounds() {
+    let reg = hermes_tools::registry();
+    let bound = |tool: &str, param: &str, key: &str| {
+        reg.builtin(tool).unwrap().parameters()["properties"][param][key].clone()
+    };
+    let expected = [
+        ("read_file", "offset", "minimum", json!(1)),
+        ("read_file", "limit", "maximum", json!(2000)),
+        ("terminal", "timeout", "minimum", json!(1)),
+        ("process", "timeout", "minimum", json!(1)),
+        ("process", "limit", "minimum", json!(1)),
+        ("web_search", "limit", "minimum", json!(1)),
+        ("web_search", "limit", "maximum", json!(100)),
+        ("web_extract", "urls", "maxItems", json!(5)),
+        ("web_extract", "char_limit", "minimum", json!(2000)),
+    ];
+    for (tool, param, key, value) in expected {
+        assert_eq!(bound(tool, param, key), value, "{tool}.{param}.{key}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    let ctx = ToolContext::new(Profile::new(dir.path().join("home")), dir.path());
+    let urls: Vec<String> = (0..6).map(|i| format!("https://example.com/{i}")).collect();
+    for (tool, args, what) in [
+        (
+            "read_file",
+            json!({"path": "a.txt", "limit": 2001}),
+            "'limit' of tool 'read_file': 2001 is above the maximum 2000",
+        ),
+        (
+            "read_file",
+            json!({"path": "a.txt", "offset": 0}),
+            "'offset' of tool 'read_file': 0 is below the minimum 1",
+        ),
+        (
+            "web_extract",
+            json!({"urls": urls}),
+            "'urls' of tool 'web_extract': 6 items, at most 5 allowed",
+        ),
+    ] {
+        let out = reg.dispatch_json(tool, &args.to_string(), &ctx).await;
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(error(&v).contains(what), "{tool}: {out}");
+    }
+    let out = reg
+        .dispatch_json("read_file", r#"{"path": "a.txt", "limit": 2000}"#, &ctx)
+        .await;
+    assert!(out.contains("1|x"), "{out}");
+}

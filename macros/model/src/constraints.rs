@@ -20,7 +20,7 @@
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
-use syn::{Expr, LitInt, LitStr, Token};
+use syn::{Expr, LitStr, Token};
 
 use crate::Ctxt;
 
@@ -37,7 +37,8 @@ pub struct Constraints {
     pub range: Option<Bounds<Expr>>,
     /// `minLength` / `maxLength` (strings), `minItems` / `maxItems` (arrays),
     /// `minProperties` / `maxProperties` (maps).
-    pub length: Option<Bounds<usize>>,
+    /// Integer literals or constants (`max = MAX_URLS`).
+    pub length: Option<Bounds<Expr>>,
     pub pattern: Option<(String, Span)>,
     pub default: Option<DefaultValue>,
     /// `#[serde(rename = "...")]`: the property's name in the schema.
@@ -166,14 +167,19 @@ fn schemars_item(
             };
             meta.parse_nested_meta(|inner| {
                 let k = key_of(&inner);
-                let lit: LitInt = inner.value()?.parse()?;
-                let n = lit.base10_parse::<usize>()?;
+                let expr: Expr = inner.value()?.parse()?;
+                if !is_length(&expr) {
+                    cx.error_spanned_by(
+                        &expr,
+                        "a length bound is an integer literal or a constant (`max = 5`, `max = MAX_URLS`)",
+                    );
+                }
                 match k.as_str() {
-                    "min" => set_once(cx, &mut b.min, n, &inner.path, "min"),
-                    "max" => set_once(cx, &mut b.max, n, &inner.path, "max"),
+                    "min" => set_once(cx, &mut b.min, expr, &inner.path, "min"),
+                    "max" => set_once(cx, &mut b.max, expr, &inner.path, "max"),
                     "equal" => {
-                        set_once(cx, &mut b.min, n, &inner.path, "min");
-                        set_once(cx, &mut b.max, n, &inner.path, "max");
+                        set_once(cx, &mut b.min, expr.clone(), &inner.path, "min");
+                        set_once(cx, &mut b.max, expr, &inner.path, "max");
                     }
                     other => cx.error_spanned_by(
                         &inner.path,
@@ -185,7 +191,10 @@ fn schemars_item(
                 Ok(())
             })?;
             check_bounds_given(cx, &b, "length");
-            if let (Some(min), Some(max)) = (b.min, b.max) {
+            if let (Some(min), Some(max)) = (
+                b.min.as_ref().and_then(number),
+                b.max.as_ref().and_then(number),
+            ) {
                 if min > max {
                     cx.error_at(span, format!("`length` has min {min} above max {max}"));
                 }
@@ -325,5 +334,15 @@ pub fn number(expr: &Expr) -> Option<f64> {
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => number(&u.expr).map(|n| -n),
         Expr::Group(g) => number(&g.expr),
         _ => None,
+    }
+}
+
+/// An integer literal or a path to a constant.
+fn is_length(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_)),
+        Expr::Path(p) => p.qself.is_none(),
+        Expr::Group(g) => is_length(&g.expr),
+        _ => false,
     }
 }
