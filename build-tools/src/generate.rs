@@ -76,6 +76,7 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
             find_tool,
             plans: &plans::PLANS,
             toolsets: &TOOLSET_TABLE,
+            krate: ::core::env!("CARGO_PKG_NAME"),
         };
     };
     // The toolset table of toolsets.toml, declared toolsets and bundles.
@@ -157,7 +158,11 @@ fn toolset_constants(table: &Table) -> Result<(TokenStream, TokenStream), Box<Di
                 .help("rename one of them"),
             ));
         }
-        let doc = format!(" {}", description.replace(['\n', '\r'], " ").trim());
+        let doc = match description.replace(['\n', '\r'], " ").trim() {
+            // A toolset of a crate this one builds on, which it extends.
+            "" => " A toolset of a crate in `builds_on`, extended by this crate.".to_string(),
+            d => format!(" {d}"),
+        };
         let ident = format_ident!("{ident}");
         constants.push(quote! {
             #[doc = #doc]

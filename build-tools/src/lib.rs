@@ -12,6 +12,7 @@
 //! `schema` feature (schema-level lints, provider dialects) need
 //! `hermes-runtime`, so tokio and schemars; only `cargo xtask` enables them.
 
+pub mod bases;
 pub mod diagnostic;
 pub mod discover;
 pub mod generate;
@@ -113,19 +114,25 @@ pub fn declared_members(discovery: &Discovery) -> impl Iterator<Item = (&str, &s
         .map(|(_, t)| (t.tool.name.as_str(), t.tool.attr.toolset()))
 }
 
-/// Reads and parses `toolsets.toml`; returns the table and its text.
+/// Reads and parses `toolsets.toml`; returns the table and its text. When
+/// it builds on other crates (`builds_on`), their tools and toolsets are
+/// loaded into [`toolsets::Table::base`].
 pub fn read_toolsets(crate_root: &Path) -> Result<(toolsets::Table, String), Vec<Diagnostic>> {
     let path = crate_root.join(TOOLSETS_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         vec![Diagnostic::error(format!("cannot read {}: {e}", path.display()))
             .note("every tools crate declares its toolsets in toolsets.toml; a tool is only exposed if a toolset names it")]
     })?;
-    let table = toolsets::parse_table(&text).map_err(|errors| {
+    let mut table = toolsets::parse_table(&text).map_err(|errors| {
         errors
             .into_iter()
             .map(|e| table_diagnostic(e, &text))
             .collect::<Vec<_>>()
     })?;
+    if !table.builds_on.is_empty() {
+        let bases = bases::load_bases(crate_root, &table, &text)?;
+        table.base = bases::BaseNames::of(&bases);
+    }
     Ok((table, text))
 }
 

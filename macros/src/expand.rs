@@ -6,7 +6,10 @@
 //! `rejected_entry`), so code naming either compiles on and the user sees
 //! only the real mistakes.
 
-use hermes_tool_model::{analyze, entry_ident, strip_doc_attrs, ParamKind, ToolFn};
+use hermes_tool_model::{
+    analyze, entry_ident, strip_constraint_attrs, strip_doc_attrs, Constraints, DefaultValue,
+    ParamKind, ToolFn,
+};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
@@ -24,6 +27,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     for input in &mut func.sig.inputs {
         if let syn::FnArg::Typed(pt) = input {
             strip_doc_attrs(&mut pt.attrs);
+            strip_constraint_attrs(&mut pt.attrs);
         }
     }
     match analyzed {
@@ -122,6 +126,8 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
     let mut slot_exprs = Vec::new();
     let mut slot_vars = Vec::new();
     let mut uses_ctx = false;
+    // Statements run on the direct path after decoding: defaults, checks.
+    let mut direct_post = Vec::new();
 
     for (i, param) in tool.params.iter().enumerate() {
         let var = format_ident!("__p{}", i);
@@ -141,9 +147,11 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 description,
                 optional,
                 inner,
+                constraints,
             } => {
                 let description = description.as_deref().unwrap_or("");
-                let required = !optional;
+                let default = constraints.default.as_ref().map(|d| default_expr(d, inner));
+                let required = !optional && default.is_none();
                 let rust_type = ty.to_token_stream().to_string().replace(' ', "");
                 param_infos.push(quote! {
                     #rt::ParamInfo { name: #name, rust_type: #rust_type, required: #required, description: #description }
@@ -154,19 +162,48 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 schema_steps.push(quote! {
                     let __b = (&#rt::Probe::<#inner>::NEW).property(__b, #name, #description, #required);
                 });
-                let decode = if *optional {
+                assertions.extend(constraint_assertions(&rt, constraints, inner));
+                if let Some(c) = schema_constraints(&rt, constraints, inner, default.as_ref()) {
+                    schema_steps.push(quote! { let __b = __b.constrain(#name, #c); });
+                }
+                let decode = if *optional || default.is_some() {
                     quote!((&#rt::Probe::<#inner>::NEW).optional(&mut __args, #name))
                 } else {
                     quote!((&#rt::Probe::<#inner>::NEW).required(&mut __args, #name))
                 };
+                let decoded = match &default {
+                    Some(d) => quote! {
+                        ::core::result::Result::Ok(::core::option::Option::Some(v)) => v,
+                        ::core::result::Result::Ok(::core::option::Option::None) => #d,
+                    },
+                    None => quote!(::core::result::Result::Ok(v) => v,),
+                };
                 decode_steps.push(quote! {
                     let #var: #ty = match #decode {
-                        ::core::result::Result::Ok(v) => v,
+                        #decoded
                         ::core::result::Result::Err(e) => return e,
                     };
                 });
+                let checks =
+                    value_checks(&rt, constraints, inner, &var, *optional, name, &tool.name);
+                if !checks.is_empty() {
+                    decode_steps.push(quote! {
+                        #(if let ::core::result::Result::Err(e) = (#checks) { return e; })*
+                    });
+                }
+                if let Some(d) = &default {
+                    direct_post.push(quote! {
+                        let #var: #ty = match #var {
+                            ::core::option::Option::Some(v) => v,
+                            ::core::option::Option::None => #d,
+                        };
+                    });
+                }
+                // The direct path declines a value out of bounds: the full
+                // pipeline explains it.
+                direct_post.extend(checks.iter().map(|c| quote!((#c).ok()?;)));
                 slot_names.push(name.clone());
-                slot_exprs.push(if *optional {
+                slot_exprs.push(if *optional || default.is_some() {
                     quote!((&#rt::Probe::<#inner>::NEW).optional_slot())
                 } else {
                     quote!((&#rt::Probe::<#inner>::NEW).required_slot())
@@ -239,6 +276,7 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
             slot_names: &slot_names,
             slot_exprs: &slot_exprs,
             slot_vars: &slot_vars,
+            post: &direct_post,
             uses_ctx,
             call: &call,
             output: &output,
@@ -266,6 +304,11 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
         pub static #entry_ident: #rt::ToolEntry = {
             #[allow(unused_imports)]
             use #rt::{ViaFallback as _, ViaParam as _};
+            #[allow(unused_imports)]
+            use #rt::{
+                DefaultFallback as _, LengthFallback as _, PatternFallback as _, RangeFallback as _,
+                ViaDefault as _, ViaLength as _, ViaPattern as _, ViaRange as _,
+            };
             #(#assertions)*
             fn __parameters() -> #rt::serde_json::Value {
                 #parameters_body
@@ -298,6 +341,8 @@ struct DirectParts<'a> {
     slot_names: &'a [String],
     slot_exprs: &'a [TokenStream],
     slot_vars: &'a [syn::Ident],
+    /// Defaults and constraint checks, after decoding.
+    post: &'a [TokenStream],
     uses_ctx: bool,
     call: &'a TokenStream,
     output: &'a TokenStream,
@@ -338,10 +383,11 @@ fn direct_entry(tool: &ToolFn, p: &DirectParts<'_>) -> TokenStream {
     } else {
         quote!(let _ = __ctx;)
     };
-    let (call, output) = (p.call, p.output);
+    let (call, output, post) = (p.call, p.output, p.post);
     quote! {
         fn __direct(__ctx: &#rt::ToolContext, __raw: &str) -> ::core::option::Option<#rt::HandlerFuture> {
             #decode
+            #(#post)*
             #ctx
             ::core::option::Option::Some(::std::boxed::Box::pin(async move {
                 let __out = #call;
@@ -350,4 +396,158 @@ fn direct_entry(tool: &ToolFn, p: &DirectParts<'_>) -> TokenStream {
         }
         ::core::option::Option::Some(__direct as #rt::DirectHandler)
     }
+}
+
+/// The value of a parameter's `#[serde(default ...)]`, spanned on it.
+fn default_expr(d: &DefaultValue, inner: &syn::Type) -> TokenStream {
+    match d {
+        DefaultValue::Trait(span) => {
+            quote_spanned!(*span=> <#inner as ::core::default::Default>::default())
+        }
+        DefaultValue::Path(path, span) => {
+            // Typed where it is written: a wrong type is one error, on the attribute.
+            let ty = respan(inner.to_token_stream(), *span);
+            quote_spanned!(*span=> { let __default: #ty = #path(); __default })
+        }
+    }
+}
+
+/// `tokens` with every span set to `span`, so an error about them points
+/// at the attribute that asked for them.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                t = proc_macro2::TokenTree::Group(group);
+            } else {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
+}
+
+/// That the type can carry each constraint, spanned on its attribute.
+fn constraint_assertions(rt: &TokenStream, c: &Constraints, inner: &syn::Type) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    // The type re-spanned on the attribute: the error says the attribute
+    // does not apply, where the attribute is written.
+    let at = |span| respan(inner.to_token_stream(), span);
+    if let Some(b) = &c.range {
+        let ty = at(b.span);
+        out.push(quote_spanned!(b.span=> const _: () = #rt::assert_range::<#ty>();));
+    }
+    if let Some(b) = &c.length {
+        let ty = at(b.span);
+        out.push(quote_spanned!(b.span=> const _: () = #rt::assert_length::<#ty>();));
+    }
+    if let Some((_, span)) = &c.pattern {
+        let ty = at(*span);
+        out.push(quote_spanned!(*span=> const _: () = #rt::assert_pattern::<#ty>();));
+    }
+    out
+}
+
+fn opt<T: quote::ToTokens>(v: Option<T>) -> TokenStream {
+    match v {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn float(e: &syn::Expr) -> TokenStream {
+    quote!((#e) as f64)
+}
+
+/// The `SchemaConstraints` of a parameter, when it states any.
+fn schema_constraints(
+    rt: &TokenStream,
+    c: &Constraints,
+    inner: &syn::Type,
+    default: Option<&TokenStream>,
+) -> Option<TokenStream> {
+    if !c.checks_value() && default.is_none() {
+        return None;
+    }
+    let (minimum, maximum) = match &c.range {
+        Some(b) => (
+            opt(b.min.as_ref().map(float)),
+            opt(b.max.as_ref().map(float)),
+        ),
+        None => (opt::<TokenStream>(None), opt::<TokenStream>(None)),
+    };
+    let length = match &c.length {
+        Some(b) => {
+            let (min, max) = (opt(b.min.as_ref()), opt(b.max.as_ref()));
+            quote!(::core::option::Option::Some({
+                let (__lo, __hi) = (&#rt::Check::<#inner>::NEW).length_keywords();
+                (__lo, __hi, #min, #max)
+            }))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let pattern = opt(c.pattern.as_ref().map(|(p, _)| p));
+    let default = match default {
+        Some(d) => quote!((&#rt::Check::<#inner>::NEW).default_json(|| #d)),
+        None => quote!(::core::option::Option::None),
+    };
+    Some(quote! {
+        #rt::SchemaConstraints {
+            minimum: #minimum,
+            maximum: #maximum,
+            length: #length,
+            pattern: #pattern,
+            default: #default,
+        }
+    })
+}
+
+/// The checks of a decoded value: each a `Result<(), String>` expression
+/// (`Ok` for an absent optional value).
+fn value_checks(
+    rt: &TokenStream,
+    c: &Constraints,
+    inner: &syn::Type,
+    var: &syn::Ident,
+    optional: bool,
+    param: &str,
+    tool: &str,
+) -> Vec<TokenStream> {
+    let at = quote!(#rt::At { tool: #tool, param: #param });
+    let wrap = |check: TokenStream| {
+        if optional {
+            quote!(match &#var {
+                ::core::option::Option::Some(__v) => #check,
+                ::core::option::Option::None => ::core::result::Result::Ok(()),
+            })
+        } else {
+            quote!({ let __v = &#var; #check })
+        }
+    };
+    let mut out = Vec::new();
+    if let Some(b) = &c.range {
+        let (min, max) = (
+            opt(b.min.as_ref().map(float)),
+            opt(b.max.as_ref().map(float)),
+        );
+        out.push(wrap(
+            quote!((&#rt::Check::<#inner>::NEW).check_range(#at, __v, #min, #max)),
+        ));
+    }
+    if let Some(b) = &c.length {
+        let (min, max) = (opt(b.min.as_ref()), opt(b.max.as_ref()));
+        out.push(wrap(
+            quote!((&#rt::Check::<#inner>::NEW).check_length(#at, __v, #min, #max)),
+        ));
+    }
+    if let Some((pattern, _)) = &c.pattern {
+        out.push(wrap(quote!({
+            static __PATTERN: #rt::PatternCell = #rt::PatternCell::new();
+            (&#rt::Check::<#inner>::NEW).check_pattern(#at, __v, #pattern, &__PATTERN)
+        })));
+    }
+    out
 }

@@ -9,6 +9,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use crate::coerce::{CoercionPlan, Kind, PropPlan, RepairNode, RepairProp};
+pub use crate::constraints::{
+    assert_length, assert_pattern, assert_range, At, Check, DefaultFallback, LengthFallback,
+    LengthParam, PatternCell, PatternFallback, PatternParam, RangeFallback, RangeParam,
+    SchemaConstraints, ViaDefault, ViaLength, ViaPattern, ViaRange,
+};
 pub use crate::direct::{decode_direct, Optional, Required, Unsupported};
 pub use crate::entry::{DirectHandler, EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use crate::registry::{StaticPlans, StaticTables, StaticTools};

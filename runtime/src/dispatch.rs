@@ -78,7 +78,7 @@ impl Registry {
             return self.unknown_tool(name, ctx);
         }
         let args = match (args, &tool) {
-            (args @ Value::Object(_), Some(tool)) => tool.coerce(self.plans(), args),
+            (args @ Value::Object(_), Some(tool)) => tool.coerce(self.plans_for(name), args),
             (args @ Value::Object(_), None) => args,
             _ => Value::Object(Default::default()),
         };

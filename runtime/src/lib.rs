@@ -23,6 +23,7 @@ pub mod tool;
 mod cap;
 mod catch;
 mod coerce;
+mod constraints;
 mod direct;
 mod schema;
 mod tables;
@@ -38,7 +39,7 @@ pub use cap::{CUT_KEY, CUT_MARKER};
 pub use coerce::{coerce_args, CoercionPlan};
 pub use context::{Profile, ToolContext};
 pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};
-pub use registry::{AgentLoopExecutor, DispatchConfig, Registry, AGENT_LOOP_TOOLS};
+pub use registry::{AgentLoopExecutor, ComposeError, DispatchConfig, Registry, AGENT_LOOP_TOOLS};
 pub use tool::{RegisterError, RuntimeToolSpec, ToolRef, ToolSource};
 // The toolsets a registry knows (`Registry::toolsets`): resolution,
 // custom toolsets, aliases, plugin tools and platforms.

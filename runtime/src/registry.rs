@@ -18,7 +18,7 @@ use crate::entry::{HandlerFuture, ToolEntry};
 use crate::hooks::{
     ExecutionMiddleware, HookSet, PostCallHook, PreCallHook, RequestMiddleware, ResultTransformHook,
 };
-pub use crate::tables::{StaticPlans, StaticTables, StaticTools};
+pub use crate::tables::{ComposeError, StaticPlans, StaticTables, StaticTools};
 use crate::tool::{RegisterError, RuntimeTool, RuntimeToolSpec, ToolRef, ToolSource};
 use crate::toolsets::Toolsets;
 use crate::ToolContext;
@@ -97,9 +97,12 @@ impl DispatchConfig {
 /// The tools an agent can call, their toolsets and availability answers.
 /// Build one per process (`hermes_tools::registry()`) and share it.
 pub struct Registry {
-    statics: &'static StaticTools,
-    find_static: fn(&str) -> Option<&'static ToolEntry>,
-    plans: &'static StaticPlans,
+    /// The generated tables of every crate composed, in composition order
+    /// (a later crate's `override` tool wins, so lookups go last to first).
+    layers: Box<[&'static StaticTables]>,
+    /// The one crate's `find_tool` when there is one crate: dispatch's
+    /// lookup stays one call.
+    find_static: Option<fn(&str) -> Option<&'static ToolEntry>>,
     toolsets: Toolsets,
     availability: Availability,
     definitions: Mutex<DefinitionsState>,
@@ -167,26 +170,67 @@ enum Busy {
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("static_tools", &self.statics.len())
+            .field(
+                "crates",
+                &self.layers.iter().map(|t| t.krate).collect::<Vec<_>>(),
+            )
+            .field("static_tools", &self.builtin_entries().len())
             .field("runtime_tools", &self.runtime.load().len())
             .finish_non_exhaustive()
     }
 }
 
 impl Registry {
-    /// A registry over the generated tables (`hermes_tools::generated::TABLES`).
+    /// A registry over the generated tables of one crate
+    /// (`hermes_tools::generated::TABLES`).
     pub fn new(tables: &'static StaticTables) -> Self {
         Registry::with_availability(tables, Availability::default())
     }
 
     /// The same, with availability answered on a given clock (tests).
     pub fn with_availability(tables: &'static StaticTables, availability: Availability) -> Self {
+        Registry::build(Box::new([tables]), availability)
+    }
+
+    /// One registry over the generated tables of several tools crates (the
+    /// built-ins, your own, a third party's), in order:
+    /// `Registry::compose(&[&hermes_tools::TABLES, &my_agent::TABLES])`.
+    ///
+    /// A tool name defined by two crates is refused, naming both crates and
+    /// files, unless the later definition says `#[hermes_tool(override)]`:
+    /// then it replaces the earlier one. Toolsets of the same name are one
+    /// toolset (a tool of a later crate whose attribute names `file` joins
+    /// the built-in `file`); the core list, the webhook-safe list and the
+    /// platform bundles are the unions of the crates'.
+    pub fn compose(tables: &[&'static StaticTables]) -> Result<Self, ComposeError> {
+        Registry::compose_with_availability(tables, Availability::default())
+    }
+
+    /// [`Registry::compose`], with availability answered on a given clock.
+    pub fn compose_with_availability(
+        tables: &[&'static StaticTables],
+        availability: Availability,
+    ) -> Result<Self, ComposeError> {
+        if tables.is_empty() {
+            return Err(ComposeError::Empty);
+        }
+        crate::tables::check_names(tables)?;
+        Ok(Registry::build(tables.into(), availability))
+    }
+
+    fn build(layers: Box<[&'static StaticTables]>, availability: Availability) -> Self {
         let generation = Arc::new(AtomicU64::new(0));
+        let toolset_tables: Vec<&'static crate::tables::StaticTable> =
+            layers.iter().map(|t| t.toolsets).collect();
+        let table = crate::tables::compose_toolsets(&toolset_tables);
+        let find_static = match &*layers {
+            [one] => Some(one.find_tool),
+            _ => None,
+        };
         Registry {
-            statics: tables.tools,
-            find_static: tables.find_tool,
-            plans: tables.plans,
-            toolsets: Toolsets::with_generation(*tables.toolsets, generation.clone()),
+            layers,
+            find_static,
+            toolsets: Toolsets::with_generation(table, generation.clone()),
             availability,
             definitions: Mutex::new(DefinitionsState::default()),
             runtime: ArcSwap::from_pointee(HashMap::new()),
@@ -199,14 +243,30 @@ impl Registry {
         }
     }
 
+    /// The crates composed into this registry, in order (`CARGO_PKG_NAME`s).
+    pub fn crates(&self) -> Vec<&'static str> {
+        self.layers.iter().map(|t| t.krate).collect()
+    }
+
     /// Hooks, dispatch settings and agent-loop executors, for dispatch.
     #[inline]
     pub(crate) fn dispatch_state(&self) -> &DispatchState {
         &self.dispatch
     }
 
-    pub(crate) fn plans(&self) -> &'static StaticPlans {
-        self.plans
+    /// The coercion plans of the crate that defines the built-in `name`.
+    pub(crate) fn plans_for(&self, name: &str) -> &'static StaticPlans {
+        match &*self.layers {
+            [one] => one.plans,
+            layers => {
+                layers
+                    .iter()
+                    .rev()
+                    .find(|t| (t.find_tool)(name).is_some())
+                    .unwrap_or(&layers[0])
+                    .plans
+            }
+        }
     }
 
     fn writer(&self) -> MutexGuard<'_, ()> {
@@ -422,10 +482,10 @@ impl Registry {
         let runtime = self.runtime.load();
         let mut tools: Vec<ToolRef> = runtime.values().cloned().map(ToolRef::Runtime).collect();
         tools.extend(
-            self.statics
-                .values()
+            self.builtin_entries()
+                .into_iter()
                 .filter(|e| !runtime.contains_key(e.name))
-                .map(|e| ToolRef::Static(e)),
+                .map(ToolRef::Static),
         );
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         tools
@@ -523,14 +583,28 @@ impl Registry {
 
     /// The built-in (static) tool `name`; a run-time tool of that name,
     /// even one overriding it, is not seen (see [`Registry::tool`]).
+    #[inline]
     pub fn builtin(&self, name: &str) -> Option<&'static ToolEntry> {
-        (self.find_static)(name)
+        match self.find_static {
+            Some(find) => find(name),
+            // Last to first: an `override` of a later crate wins.
+            None => self.layers.iter().rev().find_map(|t| (t.find_tool)(name)),
+        }
     }
 
     /// Every built-in (static) tool, sorted by name; run-time tools are not
     /// seen (see [`Registry::tools`]).
     pub fn builtin_entries(&self) -> Vec<&'static ToolEntry> {
-        let mut entries: Vec<_> = self.statics.values().copied().collect();
+        let mut entries: Vec<&'static ToolEntry> = Vec::new();
+        for (i, t) in self.layers.iter().enumerate() {
+            // A name a later crate overrides is that crate's.
+            let overridden = |name: &str| {
+                self.layers[i + 1..]
+                    .iter()
+                    .any(|l| (l.find_tool)(name).is_some())
+            };
+            entries.extend(t.tools.values().copied().filter(|e| !overridden(e.name)));
+        }
         entries.sort_unstable_by_key(|e| e.name);
         entries
     }

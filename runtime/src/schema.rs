@@ -63,6 +63,15 @@ impl ParametersBuilder {
         self
     }
 
+    /// Writes a parameter's constraints (`#[schemars(range(...))]`, ...)
+    /// into the property `name` added last.
+    pub fn constrain(mut self, name: &str, c: crate::constraints::SchemaConstraints) -> Self {
+        if let Some(Value::Object(map)) = self.properties.get_mut(name) {
+            c.apply(map);
+        }
+        self
+    }
+
     pub fn finish(self) -> Value {
         serde_json::json!({
             "type": "object",

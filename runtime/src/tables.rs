@@ -24,6 +24,9 @@ pub struct StaticTables {
     pub plans: &'static StaticPlans,
     /// The toolset table of `toolsets.toml`.
     pub toolsets: &'static StaticTable,
+    /// The package these tables were generated for (`CARGO_PKG_NAME`),
+    /// named by composition errors.
+    pub krate: &'static str,
 }
 
 /// One toolset of the static table, as the build emits it.
@@ -116,4 +119,173 @@ impl StaticTable {
         legacy: &[],
         aliases: &[],
     };
+}
+
+/// Why tables could not be composed into one registry
+/// ([`Registry::compose`](crate::Registry::compose)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ComposeError {
+    /// Two crates define a tool of one name and the later one does not say
+    /// `override`.
+    DuplicateTool {
+        name: String,
+        /// (crate, file:line) of the first definition.
+        first: (String, String),
+        /// (crate, file:line) of the later one.
+        second: (String, String),
+    },
+    /// No tables at all.
+    Empty,
+}
+
+impl std::fmt::Display for ComposeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ComposeError::DuplicateTool {
+                name,
+                first,
+                second,
+            } => write!(
+                f,
+                "tool `{name}` is defined twice: by crate `{}` ({}) and by crate `{}` ({}); \
+                 rename one, or mark the later one #[hermes_tool(override)] to replace the first",
+                first.0, first.1, second.0, second.1
+            ),
+            ComposeError::Empty => write!(f, "a registry needs the tables of at least one crate"),
+        }
+    }
+}
+
+impl std::error::Error for ComposeError {}
+
+fn place(tables: &StaticTables, e: &ToolEntry) -> (String, String) {
+    (
+        tables.krate.to_string(),
+        format!("{}:{}", e.source_file, e.source_line),
+    )
+}
+
+/// Checks that no name is defined twice across `layers` (in composition
+/// order) unless the later definition says `override`.
+pub(crate) fn check_names(layers: &[&'static StaticTables]) -> Result<(), ComposeError> {
+    for (i, later) in layers.iter().enumerate() {
+        for (name, entry) in later.tools.entries() {
+            if entry.override_existing {
+                continue;
+            }
+            if let Some((earlier, first)) = layers[..i]
+                .iter()
+                .find_map(|t| (t.find_tool)(name).map(|e| (t, e)))
+            {
+                return Err(ComposeError::DuplicateTool {
+                    name: (*name).to_string(),
+                    first: place(earlier, first),
+                    second: place(later, entry),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The toolset tables of several crates as one: a toolset named by several
+/// crates is the union of their tools and includes (the first crate's
+/// description, unless empty; instructional or posture if any says so);
+/// platform bundles likewise (each crate's bundle already holds its core
+/// and extras); the core and webhook-safe lists are unions in order; a
+/// legacy name or alias keeps its first definition.
+///
+/// The merged table is `'static` like the generated ones: it is built once
+/// per distinct list of tables in a process and kept (a few KB), so
+/// composing the same crates again allocates nothing new.
+pub(crate) fn compose_toolsets(tables: &[&'static StaticTable]) -> StaticTable {
+    use std::sync::Mutex;
+    type Key = Vec<usize>;
+    static MERGED: Mutex<Vec<(Key, StaticTable)>> = Mutex::new(Vec::new());
+    if let [one] = tables {
+        return **one;
+    }
+    let key: Key = tables
+        .iter()
+        .map(|t| std::ptr::from_ref::<StaticTable>(*t) as usize)
+        .collect();
+    let mut merged = MERGED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, t)) = merged.iter().find(|(k, _)| *k == key) {
+        return *t;
+    }
+    let table = merge(tables);
+    merged.push((key, table));
+    table
+}
+
+fn leak<T>(v: Vec<T>) -> &'static [T] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn union<'a>(lists: impl Iterator<Item = &'a [&'static str]>) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for list in lists {
+        for s in list {
+            if !out.contains(s) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+fn merge(tables: &[&'static StaticTable]) -> StaticTable {
+    let mut names: Vec<&'static str> = Vec::new();
+    for t in tables {
+        for ts in t.toolsets {
+            if !names.contains(&ts.name) {
+                names.push(ts.name);
+            }
+        }
+    }
+    names.sort_unstable();
+    let toolsets: Vec<StaticToolset> = names
+        .iter()
+        .map(|name| {
+            let defs: Vec<&StaticToolset> = tables
+                .iter()
+                .flat_map(|t| t.toolsets.iter())
+                .filter(|ts| ts.name == *name)
+                .collect();
+            StaticToolset {
+                name,
+                description: defs
+                    .iter()
+                    .map(|d| d.description)
+                    .find(|d| !d.is_empty())
+                    .unwrap_or(""),
+                tools: leak(union(defs.iter().map(|d| d.tools))),
+                includes: leak(union(defs.iter().map(|d| d.includes))),
+                instructional: defs.iter().any(|d| d.instructional),
+                posture: defs.iter().any(|d| d.posture),
+            }
+        })
+        .collect();
+    let mut legacy: Vec<StaticLegacy> = Vec::new();
+    let mut aliases: Vec<StaticAlias> = Vec::new();
+    for t in tables {
+        for l in t.legacy {
+            if !legacy.iter().any(|x| x.name == l.name) {
+                legacy.push(*l);
+            }
+        }
+        for a in t.aliases {
+            if !aliases.iter().any(|x| x.alias == a.alias) {
+                aliases.push(*a);
+            }
+        }
+    }
+    StaticTable {
+        toolsets: leak(toolsets),
+        core: leak(union(tables.iter().map(|t| t.core))),
+        webhook_safe: leak(union(tables.iter().map(|t| t.webhook_safe))),
+        legacy: leak(legacy),
+        aliases: leak(aliases),
+    }
 }

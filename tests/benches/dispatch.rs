@@ -145,6 +145,21 @@ fn paired_ratio() {
         &mut dispatch,
         &mut entry,
     );
+    // Two crates composed, the tool in the first one: the lookup tries the
+    // later crate (a miss) before finding it, the worst order.
+    let composed = Registry::compose(&[
+        &hermes_tests::generated::TABLES,
+        &hermes_tools::generated::TABLES,
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let composed_once = || run_ready(composed.dispatch_json("echo", black_box(ARGS), &ctx));
+    let mut composed_batch = |n| batch_ns(n, || (), |()| composed_once());
+    paired(
+        "dispatch_json, two crates composed / one crate",
+        CALLS,
+        &mut composed_batch,
+        &mut dispatch,
+    );
 }
 
 /// Calls per batch of a pair.

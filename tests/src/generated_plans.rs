@@ -4,24 +4,25 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::__private::StaticPlans =
     ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(3, 5), (0, 4), (4, 14), (3, 0), (0, 1)],
+        key: 16263683158343804936,
+        disps: &[(6, 11), (0, 10), (0, 0), (0, 0), (0, 3), (0, 2)],
         entries: &[
-            ("range_async", &PLAN_10),
-            ("gated_search", &PLAN_3),
-            ("typed_echo", &PLAN_13),
             ("block_thread", &PLAN_0),
-            ("range", &PLAN_9),
-            ("echo", &PLAN_1),
-            ("notes_write", &PLAN_6),
-            ("gated_fetch", &PLAN_2),
-            ("maybe_fail", &PLAN_4),
-            ("raw_string", &PLAN_11),
-            ("panic_async", &PLAN_7),
-            ("panic_sync", &PLAN_8),
-            ("whoami", &PLAN_14),
-            ("notes_read", &PLAN_5),
-            ("sleepy", &PLAN_12),
+            ("constrained", &PLAN_1),
+            ("typed_echo", &PLAN_14),
+            ("notes_read", &PLAN_6),
+            ("gated_fetch", &PLAN_3),
+            ("range", &PLAN_10),
+            ("maybe_fail", &PLAN_5),
+            ("panic_async", &PLAN_8),
+            ("gated_search", &PLAN_4),
+            ("sleepy", &PLAN_13),
+            ("range_async", &PLAN_11),
+            ("panic_sync", &PLAN_9),
+            ("echo", &PLAN_2),
+            ("raw_string", &PLAN_12),
+            ("notes_write", &PLAN_7),
+            ("whoami", &PLAN_15),
         ],
     };
 
@@ -37,8 +38,34 @@ static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
             )]
         },
     );
-/// `echo`
+/// `constrained`
 static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "urls",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "limit",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "shift",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Number],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
+/// `echo`
+static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -50,13 +77,13 @@ static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `gated_fetch`
-static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::coercion_plan(&[]);
-/// `gated_search`
 static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `maybe_fail`
+/// `gated_search`
 static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(&[]);
+/// `maybe_fail`
+static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -68,38 +95,18 @@ static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `notes_read`
-static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::coercion_plan(&[]);
-/// `notes_write`
 static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `panic_async`
+/// `notes_write`
 static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `panic_sync`
+/// `panic_async`
 static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `range`
+/// `panic_sync`
 static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::coercion_plan(
-        const {
-            &[
-                ::hermes_runtime::__private::prop_plan(
-                    "end",
-                    0,
-                    &[::hermes_runtime::__private::Kind::Integer],
-                    ::hermes_runtime::__private::RepairNode::INERT,
-                ),
-                ::hermes_runtime::__private::prop_plan(
-                    "start",
-                    0,
-                    &[::hermes_runtime::__private::Kind::Integer],
-                    ::hermes_runtime::__private::RepairNode::INERT,
-                ),
-            ]
-        },
-    );
-/// `range_async`
+    ::hermes_runtime::__private::coercion_plan(&[]);
+/// `range`
 static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
@@ -119,11 +126,31 @@ static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
             ]
         },
     );
-/// `raw_string`
+/// `range_async`
 static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "end",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "start",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
+/// `raw_string`
+static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
 /// `sleepy`
-static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -135,7 +162,7 @@ static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `typed_echo`
-static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -179,5 +206,5 @@ static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `whoami`
-static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_15: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);

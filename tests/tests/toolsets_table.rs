@@ -192,12 +192,6 @@ fn parse_errors_are_located() {
             8,
             "unknown variant",
         ),
-        (
-            "[toolsets.web]\ntools = [\"a\"]\n",
-            1,
-            1,
-            "missing field `description`",
-        ),
         ("[aliases]\nx = 1\n", 2, 5, "invalid type"),
         // The agent-loop tools are the runtime's `AGENT_LOOP_TOOLS`, not a key.
         (
@@ -219,6 +213,20 @@ fn parse_errors_are_located() {
         assert!(e.message.contains(fragment), "{text:?}: {}", e.message);
         assert!(!e.message.contains('\n'), "{text:?}: message is one line");
     }
+}
+
+#[test]
+fn a_toolset_without_a_description_is_an_error_unless_it_extends_a_base() {
+    // Parsed (a table that `builds_on` a crate may extend its toolsets
+    // without describing them), then refused by validation, at its name.
+    let table = parse_table("[toolsets.web]\ntools = [\"a\"]\n").unwrap();
+    let errors = validate(&table, &["a"]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].kind, K::MissingDescription);
+    assert_eq!((errors[0].line, errors[0].column), (1, 11));
+    assert!(errors[0]
+        .message
+        .contains("toolset `web` needs a description"));
 }
 
 #[test]

@@ -95,6 +95,7 @@ pub static TABLES: ::hermes_runtime::__private::StaticTables =
         find_tool,
         plans: &plans::PLANS,
         toolsets: &TOOLSET_TABLE,
+        krate: ::core::env!("CARGO_PKG_NAME"),
     };
 /// The toolsets of toolsets.toml (platform bundles expanded).
 pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =

@@ -12,10 +12,7 @@ use std::sync::OnceLock;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use hermes_build_tools::report::{render_text, Sources};
-use hermes_build_tools::{
-    ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE, PLANS_FILE,
-};
+use hermes_build_tools::{render_plans, PLANS_FILE};
 
 /// The project's tasks.
 #[derive(Parser)]
@@ -153,27 +150,7 @@ fn gen(GenArgs { check, one_crate }: GenArgs) -> ExitCode {
 
 /// Writes (or checks) `file`, reporting what happened. `false` on failure.
 fn ensure(target: &Path, contents: &str, check: bool, what: &str) -> bool {
-    match ensure_file(target, contents, check) {
-        Ok(FileState::Unchanged) => {
-            eprintln!("{} is up to date ({what})", target.display());
-            true
-        }
-        Ok(FileState::Written) => {
-            eprintln!("wrote {} ({what})", target.display());
-            true
-        }
-        Ok(FileState::Stale) => {
-            eprintln!(
-                "error: {} is stale: the tools changed since it was generated\n  run `cargo xtask gen` and commit the result",
-                target.display()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", target.display());
-            false
-        }
-    }
+    cargo_hermes::ensure(target, contents, check, what, "cargo xtask gen")
 }
 
 /// Compiles the tools crates and runs `package`'s `dump_parameters`
@@ -274,41 +251,8 @@ fn gen_plans(crate_root: &Path, package: &str, check: bool) -> bool {
     }
 }
 
-/// Phase 1: discover and write the registry. `false` on failure.
+/// Phase 1: discover and write the registry (the library code `cargo
+/// hermes gen` runs). `false` on failure.
 fn gen_crate(crate_root: &Path, check: bool) -> bool {
-    let (discovery, source) = match render_registry(crate_root) {
-        Ok(ok) => ok,
-        Err(diagnostics) => {
-            eprint!("{}", render(crate_root, &diagnostics));
-            let n = diagnostics.iter().filter(|d| d.is_error()).count();
-            eprintln!("error: could not generate the registry due to {n} previous error(s)");
-            return false;
-        }
-    };
-    eprint!("{}", render(crate_root, &discovery.warnings));
-    let tools = discovery.tools().count();
-    let fresh = ensure(
-        &crate_root.join(GENERATED_FILE),
-        &source,
-        check,
-        &format!("{tools} tools"),
-    );
-    // The registry includes the plans file; a new crate starts with an empty
-    // one, which phase 2 fills in.
-    let plans = crate_root.join(PLANS_FILE);
-    if !check && !plans.exists() {
-        match render_plans(&BTreeMap::new()) {
-            Ok(empty) => return fresh && ensure(&plans, &empty, false, "no plans yet"),
-            Err(d) => {
-                eprint!("{d}");
-                return false;
-            }
-        }
-    }
-    fresh
-}
-
-/// Diagnostics of the crate at `crate_root`, rustc-style, paths relative to it.
-fn render(crate_root: &Path, diagnostics: &[Diagnostic]) -> String {
-    render_text(diagnostics, &mut Sources::new(crate_root))
+    cargo_hermes::gen_crate(crate_root, check, "cargo xtask gen")
 }

@@ -25,7 +25,7 @@ pub fn check_schemas(
 }
 
 fn check(c: Crate<'_>, schemas: &BTreeMap<String, Value>) -> Vec<Diagnostic> {
-    let names = ToolNames::new(c.discovery);
+    let names = ToolNames::new(c.discovery, c.table);
     let instructional = InstructionalToolsets::new(c.table);
     let meta = jsonschema::draft7::meta::validator();
     let mut out = Vec::new();

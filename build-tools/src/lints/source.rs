@@ -18,7 +18,7 @@ use super::{Crate, MAX_DESCRIPTION_CHARS, PAGINATION_PARAMS};
 /// Every source-level lint of one crate (the toolset table's own checks
 /// are [`crate::validate_toolsets`]).
 pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
-    let names = ToolNames::new(c.discovery);
+    let names = ToolNames::new(c.discovery, c.table);
     let exposed = c.table.exposed_tools();
     let instructional = InstructionalToolsets::new(c.table);
     let mut out = Vec::new();
@@ -123,18 +123,27 @@ pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
 }
 
 /// Tool name → tool, for the whole-word search of rule 1.
+/// Every tool of the composition (this crate's and those of the crates it
+/// builds on) → its toolset: the cross-tool rules look across crates.
 pub(super) struct ToolNames<'a> {
-    pub(super) by_name: HashMap<&'a str, &'a DiscoveredTool>,
+    pub(super) by_name: HashMap<&'a str, &'a str>,
 }
 
 impl<'a> ToolNames<'a> {
-    pub(super) fn new(discovery: &'a Discovery) -> Self {
-        ToolNames {
-            by_name: discovery
+    pub(super) fn new(discovery: &'a Discovery, table: &'a Table) -> Self {
+        let mut by_name: HashMap<&str, &str> = table
+            .base
+            .tools
+            .iter()
+            .map(|(t, set, _)| (t.as_str(), set.as_str()))
+            .collect();
+        // This crate's own tools win (an `override` of a base tool).
+        by_name.extend(
+            discovery
                 .tools()
-                .map(|(_, t)| (t.tool.name.as_str(), t))
-                .collect(),
-        }
+                .map(|(_, t)| (t.tool.name.as_str(), t.tool.attr.toolset())),
+        );
+        ToolNames { by_name }
     }
 }
 
@@ -149,10 +158,9 @@ pub(super) fn foreign_tools(
     let own = tool.attr.toolset();
     let mut reported = BTreeSet::new();
     for (at, word) in words(text.text) {
-        let Some(other) = names.by_name.get(word) else {
+        let Some(theirs) = names.by_name.get(word).copied() else {
             continue;
         };
-        let theirs = other.tool.attr.toolset();
         if theirs == own || !reported.insert(word) {
             continue;
         }
@@ -387,6 +395,29 @@ pub(super) fn duplicate_names(c: Crate<'_>, out: &mut Vec<Diagnostic>) {
                     message: "the alias".into(),
                 })
                 .help("rename the tool or the alias"),
+            );
+        }
+    }
+    // Across the composition: a name of a crate this one builds on is
+    // taken only with `override` (the registry refuses it otherwise).
+    for (name, toolset, package) in &c.table.base.tools {
+        if let Some(t) = seen.get(&normalized(name)) {
+            if t.tool.attr.override_existing && t.tool.name == *name {
+                continue;
+            }
+            out.push(
+                t.diagnostic(
+                    DUPLICATE_TOOL_NAME,
+                    format!(
+                        "tool `{}` has the name of `{name}`, a tool of `{package}` (toolset `{toolset}`)",
+                        t.tool.name
+                    ),
+                )
+                .label("this name")
+                .note(format!(
+                    "this crate builds on `{package}`: a registry composing both would refuse the second definition"
+                ))
+                .help("rename it, or add `override` to its #[hermes_tool] to replace the base tool"),
             );
         }
     }

@@ -160,6 +160,11 @@ pub struct AliasDef {
 /// The parsed `toolsets.toml`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Table {
+    /// Packages whose tools and toolsets this table extends (`builds_on`).
+    pub builds_on: Vec<Entry>,
+    /// What the table may name of those packages (filled by
+    /// `read_toolsets`; empty when it builds on nothing).
+    pub base: crate::bases::BaseNames,
     /// The core list, in file order.
     pub core: Vec<Entry>,
     /// The webhook-safe list, in file order.
@@ -185,6 +190,25 @@ impl Table {
         members: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) {
         for (tool, toolset) in members {
+            if !self.toolsets.iter().any(|t| t.name.name == toolset)
+                && self.base.toolsets.iter().any(|t| t == toolset)
+            {
+                // A toolset of a crate this one builds on: this crate's
+                // table extends it (the registry merges the two).
+                self.toolsets.push(ToolsetDef {
+                    name: Entry {
+                        name: toolset.to_string(),
+                        pos: Pos { line: 1, column: 1 },
+                    },
+                    description: String::new(),
+                    tools: Vec::new(),
+                    includes: Vec::new(),
+                    instructional: false,
+                    posture: false,
+                    platform: None,
+                });
+                self.toolsets.sort_by(|a, b| a.name.name.cmp(&b.name.name));
+            }
             if let Some(def) = self.toolsets.iter_mut().find(|t| t.name.name == toolset) {
                 if !def.tools.iter().any(|e| e.name == tool) {
                     let pos = def.name.pos;
@@ -238,6 +262,27 @@ impl Table {
     pub fn expanded_toolsets(&self) -> Vec<ToolsetDef> {
         let mut all: Vec<ToolsetDef> = self.toolsets.clone();
         all.extend(self.platforms.iter().map(|p| self.bundle_toolset(p)));
+        // The bundles of the crates this one builds on take its core
+        // additions (the registry merges them with the bases' bundles).
+        if !self.core.is_empty() {
+            for platform in &self.base.platforms {
+                if self.platforms.iter().any(|p| p.name.name == *platform) {
+                    continue;
+                }
+                all.push(ToolsetDef {
+                    name: Entry {
+                        name: format!("{BUNDLE_PREFIX}{platform}"),
+                        pos: Pos { line: 1, column: 1 },
+                    },
+                    description: String::new(),
+                    tools: self.core.clone(),
+                    includes: Vec::new(),
+                    instructional: false,
+                    posture: false,
+                    platform: Some(platform.clone()),
+                });
+            }
+        }
         all.sort_by(|a, b| a.name.name.cmp(&b.name.name));
         all
     }
@@ -268,6 +313,8 @@ pub enum TableErrorKind {
     InvalidName,
     /// A bundle built on the webhook-safe list names extras.
     WebhookBundleExtras,
+    /// A toolset without a description that extends no base toolset.
+    MissingDescription,
 }
 
 impl TableErrorKind {
@@ -285,6 +332,7 @@ impl TableErrorKind {
             Self::ReservedName => "reserved_name",
             Self::InvalidName => "invalid_name",
             Self::WebhookBundleExtras => "webhook_bundle_extras",
+            Self::MissingDescription => "missing_description",
         }
     }
 }

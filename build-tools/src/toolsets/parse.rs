@@ -13,6 +13,8 @@ type SpannedName = Spanned<String>;
 #[serde(deny_unknown_fields)]
 struct RawFile {
     #[serde(default)]
+    builds_on: Vec<SpannedName>,
+    #[serde(default)]
     core: Vec<SpannedName>,
     #[serde(default)]
     webhook_safe: Vec<SpannedName>,
@@ -29,7 +31,9 @@ struct RawFile {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawToolset {
-    description: String,
+    /// Required, except for a toolset of a crate this one builds on.
+    #[serde(default)]
+    description: Option<String>,
     #[serde(default)]
     tools: Vec<SpannedName>,
     #[serde(default)]
@@ -125,7 +129,7 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
         .iter()
         .map(|(name, t)| ToolsetDef {
             name: index.entry(name),
-            description: t.description.clone(),
+            description: t.description.clone().unwrap_or_default(),
             tools: index.entries(&t.tools),
             includes: index.entries(&t.includes),
             instructional: t.instructional,
@@ -165,6 +169,8 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
         .collect();
 
     Ok(Table {
+        builds_on: index.entries(&raw.builds_on),
+        base: crate::bases::BaseNames::default(),
         core: index.entries(&raw.core),
         webhook_safe: index.entries(&raw.webhook_safe),
         toolsets,

@@ -319,9 +319,22 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
     let toolsets = table.expanded_toolsets();
     let mut c = Checker {
         table,
-        known_tools: known_tools.iter().copied().collect(),
-        toolset_names: toolsets.iter().map(|t| t.name.name.clone()).collect(),
-        alias_names: table.aliases.iter().map(|a| a.alias.name.clone()).collect(),
+        known_tools: known_tools
+            .iter()
+            .copied()
+            .chain(table.base.tools.iter().map(|(t, _, _)| t.as_str()))
+            .collect(),
+        toolset_names: toolsets
+            .iter()
+            .map(|t| t.name.name.clone())
+            .chain(table.base.toolsets.iter().cloned())
+            .collect(),
+        alias_names: table
+            .aliases
+            .iter()
+            .map(|a| a.alias.name.clone())
+            .chain(table.base.aliases.iter().cloned())
+            .collect(),
         errors: Vec::new(),
     };
 
@@ -329,6 +342,16 @@ pub fn validate(table: &Table, known_tools: &[&str]) -> Vec<TableError> {
     c.check_tool_list("`webhook_safe`", &table.webhook_safe);
     for t in &table.toolsets {
         c.check_name("a toolset", &t.name);
+        if t.description.trim().is_empty() && !table.base.toolsets.contains(&t.name.name) {
+            c.push(
+                TableErrorKind::MissingDescription,
+                t.name.pos,
+                format!(
+                    "toolset `{}` needs a description (only a toolset of a crate in `builds_on` may be extended without one)",
+                    t.name.name
+                ),
+            );
+        }
         c.check_tool_list(&format!("toolset `{}`", t.name.name), &t.tools);
         c.check_includes(t);
     }

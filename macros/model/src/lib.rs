@@ -6,12 +6,14 @@
 //! from `cargo xtask gen` cannot drift apart.
 
 mod attr;
+pub mod constraints;
 mod ctxt;
 mod docs;
 pub mod lints;
 mod params;
 
 pub use attr::{Allow, ToolAttr, ATTRIBUTE_KEYS};
+pub use constraints::{strip_constraint_attrs, Bounds, Constraints, DefaultValue};
 pub use ctxt::Ctxt;
 pub use docs::{extract_docs, strip_doc_attrs, Docs};
 pub use params::{Param, ParamKind};

@@ -4,6 +4,7 @@
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
+use crate::constraints::{self, Constraints};
 use crate::{extract_docs, last_segment_is, Ctxt, Docs};
 
 /// The type name that marks the injected call context (`&ToolContext`).
@@ -34,6 +35,8 @@ pub enum ParamKind {
         description: Option<String>,
         optional: bool,
         inner: Box<syn::Type>,
+        /// `#[schemars(...)]` / `#[serde(...)]` on the parameter.
+        constraints: Box<Constraints>,
     },
     /// `args: FArgs`: the struct's fields are the properties.
     ArgsStruct,
@@ -138,8 +141,15 @@ fn typed(cx: &Ctxt, pt: &syn::PatType, docs: &Docs) -> Option<Param> {
         return None;
     }
     let raw = ident.to_string();
-    let name = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
-    if name == ARGS_STRUCT_PARAM {
+    let rust_name = raw.strip_prefix("r#").unwrap_or(&raw).to_string();
+    let constraints = constraints::parse(cx, &pt.attrs);
+    if rust_name == ARGS_STRUCT_PARAM {
+        if let Some(attr) = pt.attrs.iter().find(|a| constraints::is_constraint_attr(a)) {
+            cx.error_spanned_by(
+                attr,
+                "`args: T` takes its constraints from `T`'s fields: put #[schemars]/#[serde] attributes there",
+            );
+        }
         return Some(Param {
             kind: ParamKind::ArgsStruct,
             ident,
@@ -148,25 +158,49 @@ fn typed(cx: &Ctxt, pt: &syn::PatType, docs: &Docs) -> Option<Param> {
             doc_spans: Vec::new(),
         });
     }
+    let name = match &constraints.rename {
+        Some((renamed, span)) => {
+            if !hermes_tool_facts::is_valid_tool_name(renamed) {
+                cx.error_at(
+                    *span,
+                    format!(
+                        "`{renamed}` cannot be a property name: use letters, digits, `_` and `-`"
+                    ),
+                );
+            }
+            renamed.clone()
+        }
+        None => rust_name.clone(),
+    };
     let own_docs = extract_docs(&pt.attrs);
     let (description, doc_spans) = if !own_docs.description.is_empty() {
         (Some(own_docs.description), own_docs.description_spans)
     } else {
         (
-            docs.arguments.get(&name).cloned(),
-            docs.argument_spans.get(&name).cloned().unwrap_or_default(),
+            docs.arguments.get(&rust_name).cloned(),
+            docs.argument_spans
+                .get(&rust_name)
+                .cloned()
+                .unwrap_or_default(),
         )
     };
     let (optional, inner) = match option_inner(&ty) {
         Some(inner) => (true, Box::new(inner.clone())),
         None => (false, Box::new(ty.clone())),
     };
+    if let (true, Some(default)) = (optional, &constraints.default) {
+        cx.error_at(
+            default.span(),
+            "an `Option` parameter is already optional (absent is `None`); give the default to a parameter of the plain type",
+        );
+    }
     Some(Param {
         kind: ParamKind::Property {
             name,
             description,
             optional,
             inner,
+            constraints: Box::new(constraints),
         },
         ident,
         ty,

@@ -59,8 +59,10 @@ pub fn read_file(
     /// Path of the file: absolute, relative to the working directory, or `~/...`.
     path: String,
     /// First line to return, 1-based (default 1).
+    #[schemars(range(min = 1))]
     offset: Option<u64>,
     /// How many lines to return (default 500, at most 2000).
+    #[schemars(range(max = 2000))]
     limit: Option<u64>,
 ) -> Result<ReadAnswer, error::FileError> {
     let real = guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;

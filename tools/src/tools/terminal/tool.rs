@@ -114,6 +114,7 @@ pub fn terminal(
     background: Option<bool>,
     /// Seconds to wait for a foreground command (default 180, at most 600).
     /// It returns as soon as the command ends.
+    #[schemars(range(min = 1))]
     timeout: Option<u64>,
     /// Working directory for this command, absolute or relative to the
     /// session's working directory (default: the session's).
@@ -290,11 +291,13 @@ pub fn process(
     /// by every action but list.
     session_id: Option<String>,
     /// For wait: seconds to block at most (default 180, at most 600).
+    #[schemars(range(min = 1))]
     timeout: Option<u64>,
     /// For log: the first line to return, 0-based (default: the last
     /// `limit` lines).
     offset: Option<u64>,
     /// For log: how many lines to return (default 200).
+    #[schemars(range(min = 1))]
     limit: Option<u64>,
     /// For write and submit: the text to send to the process's stdin.
     data: Option<String>,

@@ -105,8 +105,10 @@ pub struct PageResult {
 pub fn web_extract(
     ctx: &ToolContext,
     /// The http(s) URLs to read, at most 5.
+    #[schemars(length(max = MAX_URLS))]
     urls: Vec<String>,
     /// Characters returned per page at most (default 15000, at least 2000).
+    #[schemars(range(min = 2000))]
     char_limit: Option<u64>,
 ) -> Result<Value, String> {
     let urls: Vec<String> = urls
@@ -370,6 +372,7 @@ pub fn web_search(
     /// What to search for.
     query: String,
     /// How many results to return (default 5, at most 20).
+    #[schemars(range(min = 1, max = 100))]
     limit: Option<u64>,
 ) -> Result<Value, String> {
     let query = query.trim();

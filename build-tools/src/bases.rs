@@ -1,0 +1,257 @@
+//! The crates a tools crate builds on (`builds_on = ["hermes-tools"]` in
+//! its `toolsets.toml`): their tools and toolsets, so the crate's table can
+//! extend them and the lints can look across the composition.
+//!
+//! A base is found by its package name: a path dependency of the crate's
+//! `Cargo.toml` directly, anything else through `cargo metadata`. Its tools
+//! are discovered and its table read as for the crate itself (its own bases
+//! included, so a chain of crates composes).
+
+use std::path::{Path, PathBuf};
+
+use crate::discover::Discovery;
+use crate::toolsets::{Entry, Table};
+use crate::{Diagnostic, TOOLSETS_FILE};
+
+/// How deep `builds_on` chains may go (a cycle stops here too).
+const MAX_DEPTH: usize = 8;
+
+thread_local! {
+    /// How many `read_toolsets` of bases are under way on this thread: a
+    /// base's table reads its own bases, so a cycle would never end.
+    static BASE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// One crate the table builds on, with what the table may name of it.
+#[derive(Debug, Clone)]
+pub struct Base {
+    /// The package name, as `builds_on` writes it.
+    pub package: String,
+    /// Its folder.
+    pub root: PathBuf,
+    /// Its tools (and those of its own bases).
+    pub discovery: Discovery,
+    /// Its toolset table, its declared members added.
+    pub table: Table,
+}
+
+impl Base {
+    /// Tool names of this base.
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.discovery.tools().map(|(_, t)| t.tool.name.as_str())
+    }
+
+    /// Toolset names (declared toolsets and platform bundles) of this base.
+    pub fn toolset_names(&self) -> impl Iterator<Item = String> + '_ {
+        self.table
+            .expanded_toolsets()
+            .into_iter()
+            .map(|t| t.name.name)
+    }
+}
+
+/// What a table may name of the crates it builds on: filled into
+/// [`Table::base`] by [`crate::read_toolsets`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BaseNames {
+    /// (tool, its toolset, its package) of every base tool.
+    pub tools: Vec<(String, String, String)>,
+    /// Toolsets (declared and platform bundles) of the bases.
+    pub toolsets: Vec<String>,
+    /// Aliases of the bases.
+    pub aliases: Vec<String>,
+    /// Platforms of the bases (without the `hermes-` prefix).
+    pub platforms: Vec<String>,
+}
+
+impl BaseNames {
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.toolsets.is_empty()
+    }
+
+    /// The summary of `bases`.
+    pub fn of(bases: &[Base]) -> Self {
+        let mut names = BaseNames::default();
+        for b in bases {
+            for (_, t) in b.discovery.tools() {
+                names.tools.push((
+                    t.tool.name.clone(),
+                    t.tool.attr.toolset().to_string(),
+                    b.package.clone(),
+                ));
+            }
+            names.toolsets.extend(b.toolset_names());
+            names
+                .aliases
+                .extend(b.table.aliases.iter().map(|a| a.alias.name.clone()));
+            names
+                .platforms
+                .extend(b.table.platforms.iter().map(|p| p.name.name.clone()));
+            // What the base itself builds on.
+            let deeper = &b.table.base;
+            names.tools.extend(deeper.tools.iter().cloned());
+            names.toolsets.extend(deeper.toolsets.iter().cloned());
+            names.aliases.extend(deeper.aliases.iter().cloned());
+            names.platforms.extend(deeper.platforms.iter().cloned());
+        }
+        names.tools.sort();
+        names.tools.dedup();
+        for list in [
+            &mut names.toolsets,
+            &mut names.aliases,
+            &mut names.platforms,
+        ] {
+            list.sort();
+            list.dedup();
+        }
+        names
+    }
+}
+
+/// Loads every base `table.builds_on` names, for the crate at `crate_root`;
+/// their own bases come flattened after them.
+pub fn load_bases(
+    crate_root: &Path,
+    table: &Table,
+    text: &str,
+) -> Result<Vec<Base>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    load_into(crate_root, &table.builds_on, text, 0, &mut out, &mut errors);
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+fn load_into(
+    crate_root: &Path,
+    builds_on: &[Entry],
+    text: &str,
+    depth: usize,
+    out: &mut Vec<Base>,
+    errors: &mut Vec<Diagnostic>,
+) {
+    for entry in builds_on {
+        if out.iter().any(|b| b.package == entry.name) {
+            continue;
+        }
+        let at = |message: String| {
+            Diagnostic::error(message)
+                .at(
+                    TOOLSETS_FILE,
+                    entry.pos.line,
+                    entry.pos.column.saturating_sub(1),
+                )
+                .underline(crate::report::token_len(
+                    text,
+                    entry.pos.line,
+                    entry.pos.column,
+                ))
+        };
+        if depth >= MAX_DEPTH || BASE_DEPTH.with(|d| d.get()) >= MAX_DEPTH {
+            errors.push(at(format!(
+                "`builds_on` chains deeper than {MAX_DEPTH} crates (a cycle?) at `{}`",
+                entry.name
+            )));
+            continue;
+        }
+        let root = match locate_package(crate_root, &entry.name) {
+            Ok(root) => root,
+            Err(e) => {
+                errors.push(at(e).label("not a dependency of this crate"));
+                continue;
+            }
+        };
+        let discovery = crate::discover(&root);
+        BASE_DEPTH.with(|d| d.set(d.get() + 1));
+        let read = crate::read_toolsets(&root);
+        BASE_DEPTH.with(|d| d.set(d.get() - 1));
+        let (discovery, (mut base_table, base_text)) = match (discovery, read) {
+            (Ok(d), Ok(t)) => (d, t),
+            (d, t) => {
+                errors.push(
+                    at(format!(
+                        "the tools of `{}` ({}) do not load: {}",
+                        entry.name,
+                        root.display(),
+                        d.err()
+                            .into_iter()
+                            .chain(t.err())
+                            .flatten()
+                            .map(|d| d.message)
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    ))
+                    .label("builds on this crate"),
+                );
+                continue;
+            }
+        };
+        let _ = base_text;
+        base_table.add_declared_members(crate::declared_members(&discovery));
+        out.push(Base {
+            package: entry.name.clone(),
+            root: root.clone(),
+            discovery,
+            table: base_table,
+        });
+    }
+}
+
+/// The folder of package `name` as the crate at `crate_root` depends on it.
+pub fn locate_package(crate_root: &Path, name: &str) -> Result<PathBuf, String> {
+    if let Some(path) = path_dependency(crate_root, name) {
+        return Ok(path);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(crate_root.join("Cargo.toml"))
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed in {}: {}",
+            crate_root.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == name)
+        .and_then(|p| p["manifest_path"].as_str())
+        .and_then(|m| Path::new(m).parent().map(Path::to_path_buf))
+        .ok_or_else(|| {
+            format!("`builds_on` names `{name}`, which is not a package this crate depends on")
+        })
+}
+
+/// `name = { path = "..." }` in `[dependencies]` of the crate's manifest,
+/// or through `workspace = true` in its workspace's.
+fn path_dependency(crate_root: &Path, name: &str) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(crate_root.join("Cargo.toml")).ok()?;
+    let manifest: toml::Table = text.parse().ok()?;
+    let dep = manifest.get("dependencies")?.get(name)?;
+    if let Some(path) = dep.get("path").and_then(toml::Value::as_str) {
+        return Some(crate_root.join(path));
+    }
+    if dep.get("workspace").and_then(toml::Value::as_bool) == Some(true) {
+        for dir in crate_root.ancestors().skip(1) {
+            let Ok(text) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+                continue;
+            };
+            let ws: toml::Table = text.parse().ok()?;
+            if let Some(w) = ws.get("workspace") {
+                let path = w.get("dependencies")?.get(name)?.get("path")?.as_str()?;
+                return Some(dir.join(path));
+            }
+        }
+    }
+    None
+}

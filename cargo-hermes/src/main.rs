@@ -1,0 +1,97 @@
+//! `cargo hermes`: the build step of `#[hermes_tool]` for any tools crate.
+//!
+//! Install: `cargo install --path cargo-hermes` (from this repository), then
+//! in a tools crate (a `src/tools/` folder and a `toolsets.toml`):
+//!
+//! - `cargo hermes gen [--check]`: write (or check) `src/generated.rs`;
+//! - `cargo hermes check-tools [--format json]`: the tool contract.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use cargo_hermes::{check_tools, gen_crate, Format};
+use clap::{Parser, Subcommand};
+
+/// Cargo runs `cargo-hermes hermes <args>`: the first argument is the
+/// subcommand's own name.
+#[derive(Parser)]
+#[command(name = "cargo", bin_name = "cargo")]
+enum Cargo {
+    /// The build step of #[hermes_tool] tools crates.
+    Hermes(Cli),
+}
+
+#[derive(clap::Args)]
+#[command(version)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+    /// The tools crate (default: the current directory).
+    #[arg(long = "crate", value_name = "DIR", global = true)]
+    dir: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Discover every #[hermes_tool] function under src/tools/, check it
+    /// against toolsets.toml, and write src/generated.rs.
+    Gen {
+        /// Write nothing; fail when src/generated.rs is stale.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Check the tool contract (source-level lints, across the crates this
+    /// one builds on). Exits 1 on any error.
+    CheckTools {
+        #[arg(long, value_enum, default_value = "text")]
+        format: FormatArg,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let Cargo::Hermes(cli) = Cargo::parse();
+    let root = match cli.dir {
+        Some(dir) => dir,
+        None => match std::env::current_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                eprintln!("error: cannot read the current directory: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
+    if !root.join("Cargo.toml").is_file() {
+        eprintln!(
+            "error: {} has no Cargo.toml: run cargo hermes in a tools crate (or pass --crate DIR)",
+            root.display()
+        );
+        return ExitCode::from(2);
+    }
+    match cli.task {
+        Task::Gen { check } => {
+            if gen_crate(&root, check, "cargo hermes gen") {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Task::CheckTools { format } => {
+            let format = match format {
+                FormatArg::Text => Format::Text,
+                FormatArg::Json => Format::Json,
+            };
+            let checked = check_tools(&root, format);
+            if checked.diagnostics.iter().any(|d| d.is_error()) {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! `agent`: a statically linked agent on hermes-tools.
+//!
+//! - `agent tools`: every tool it has, a line each, name first;
+//! - `agent run --base-url URL --model NAME "prompt"`: the agent loop; the
+//!   key is `OPENAI_API_KEY` of the profile's `.env`.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use hermes_example_agent::chat::{self, ChatConfig, Outcome};
+use hermes_runtime::{Profile, ToolContext};
+
+#[derive(Parser)]
+#[command(name = "agent", about = "An agent on hermes-tools")]
+struct Cli {
+    /// The profile directory (its `.env` holds the API key); default:
+    /// $HERMES_HOME, else ~/.hermes.
+    #[arg(long, global = true, value_name = "DIR")]
+    profile: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every tool this agent has, a line each: name, toolset, description.
+    Tools,
+    /// Talk to a model until it answers.
+    Run {
+        /// The chat-completions endpoint's base, e.g. https://api.openai.com/v1.
+        #[arg(long)]
+        base_url: String,
+        #[arg(long)]
+        model: String,
+        /// The profile's `.env` variable holding the key.
+        #[arg(long, default_value = "OPENAI_API_KEY")]
+        key_var: String,
+        /// Model turns at most.
+        #[arg(long, default_value_t = 10)]
+        max_turns: usize,
+        /// Toolsets offered to the model.
+        #[arg(long, value_delimiter = ',', default_value = "hermes-cli")]
+        toolsets: Vec<String>,
+        /// What to ask.
+        prompt: String,
+    },
+}
+
+fn profile_dir(arg: Option<PathBuf>) -> PathBuf {
+    arg.or_else(|| std::env::var_os("HERMES_HOME").map(PathBuf::from))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".hermes")))
+        .unwrap_or_else(|| PathBuf::from(".hermes"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let registry = match hermes_example_agent::registry() {
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let profile = Profile::new(profile_dir(cli.profile));
+    match cli.command {
+        Command::Tools => {
+            let mut out = std::io::stdout().lock();
+            for tool in registry.tools() {
+                let description = tool.schema()["description"].as_str().unwrap_or("");
+                let first = description.lines().next().unwrap_or("");
+                let _ = writeln!(out, "{}\t{}\t{first}", tool.name(), tool.toolset());
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Run {
+            base_url,
+            model,
+            key_var,
+            max_turns,
+            toolsets,
+            prompt,
+        } => {
+            let runtime = match tokio::runtime::Runtime::new() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start the runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let config = ChatConfig {
+                base_url,
+                model,
+                api_key: profile.secret(&key_var),
+                max_turns,
+            };
+            let code = runtime.block_on(run(&registry, profile, config, &toolsets, &prompt));
+            hermes_tools::shutdown_background_processes(Duration::from_secs(2));
+            runtime.shutdown_background();
+            code
+        }
+    }
+}
+
+async fn run(
+    registry: &Arc<hermes_runtime::Registry>,
+    profile: Profile,
+    config: ChatConfig,
+    toolsets: &[String],
+    prompt: &str,
+) -> ExitCode {
+    hermes_tools::install_agent_loop_executors(registry);
+    // `clarify` asks on the terminal: the question on stderr, the answer
+    // one line of stdin.
+    hermes_tools::set_clarify_callback(
+        registry,
+        Arc::new(|request: hermes_tools::ClarifyRequest| {
+            Box::pin(async move {
+                tokio::task::spawn_blocking(move || {
+                    let mut err = std::io::stderr().lock();
+                    let _ = writeln!(err, "? {}", request.question);
+                    for (i, choice) in request.choices.iter().flatten().enumerate() {
+                        let _ = writeln!(err, "  {}. {choice}", i + 1);
+                    }
+                    let mut line = String::new();
+                    match std::io::stdin().lock().read_line(&mut line) {
+                        Ok(0) => Err("the user closed the terminal".to_string()),
+                        Ok(_) => Ok(line.trim_end().to_string()),
+                        Err(e) => Err(format!("cannot read the answer: {e}")),
+                    }
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("asking failed: {e}")))
+            }) as hermes_tools::ClarifyFuture
+        }),
+    );
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let ctx = ToolContext::new(profile.clone(), cwd);
+    let enabled: Vec<&str> = toolsets.iter().map(String::as_str).collect();
+    let definitions = registry.get_tool_definitions(Some(&enabled), &[], &profile);
+    if !definitions.unknown.is_empty() {
+        eprintln!(
+            "error: unknown toolsets: {}",
+            definitions.unknown.join(", ")
+        );
+        return ExitCode::from(2);
+    }
+    let on_tool = |name: &str, result: &str| {
+        let shown: String = result.chars().take(160).collect();
+        eprintln!("[{name}] {shown}");
+    };
+    match chat::run(
+        &config,
+        registry,
+        &ctx,
+        definitions.to_vec(),
+        prompt,
+        on_tool,
+    )
+    .await
+    {
+        Ok(Outcome::Answer(text)) => {
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        Ok(Outcome::TurnLimit) => {
+            eprintln!("error: no answer after {} turns", config.max_turns);
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

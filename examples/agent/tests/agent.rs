@@ -1,0 +1,337 @@
+//! The `agent` binary against a scripted chat-completions server on
+//! 127.0.0.1: canned answers with tool calls (one of this crate's tools, a
+//! built-in, malformed arguments, an unknown tool, `clarify` answered on
+//! stdin), then a final answer; every request the agent sent is checked.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// One request as the server saw it.
+struct Seen {
+    path: String,
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// Serves `answers` in order, one per connection, and reports each request.
+/// Stops after the last answer (bounded), or when no connection comes for
+/// 30 s.
+fn scripted_server(answers: Vec<Value>) -> (String, mpsc::Receiver<Seen>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        listener.set_nonblocking(false).unwrap();
+        for answer in answers {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            stream
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
+            let Some(seen) = read_request(&stream) else {
+                return;
+            };
+            let body = answer.to_string();
+            let mut out = &stream;
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            if tx.send(seen).is_err() {
+                return;
+            }
+        }
+    });
+    (url, rx)
+}
+
+fn read_request(stream: &TcpStream) -> Option<Seen> {
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let path = line.split_whitespace().nth(1)?.to_string();
+    let (mut length, mut authorization) = (0usize, None);
+    for _ in 0..100 {
+        let mut header = String::new();
+        reader.read_line(&mut header).ok()?;
+        let header = header.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        let (name, value) = header.split_once(':')?;
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse().ok()?,
+            "authorization" => authorization = Some(value.trim().to_string()),
+            _ => {}
+        }
+    }
+    let mut body = vec![0; length.min(64 << 20)];
+    reader.read_exact(&mut body).ok()?;
+    Some(Seen {
+        path,
+        authorization,
+        body: serde_json::from_slice(&body).ok()?,
+    })
+}
+
+fn tool_call(id: &str, name: &str, arguments: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+}
+
+fn answer_with_calls(calls: Vec<Value>) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": calls}}]})
+}
+
+fn final_answer(text: &str) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": text}}]})
+}
+
+/// Runs `agent` with `args` in `cwd`, `stdin` fed in; (exit code, stdout, stderr).
+fn agent(cwd: &Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_agent"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("HERMES_HOME")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    // Bounded: the agent makes a few local requests.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("agent did not finish in 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A profile whose `.env` holds the key, and a working directory.
+fn setup() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("home")).unwrap();
+    std::fs::write(dir.path().join("home/.env"), "OPENAI_API_KEY=sk-test-123\n").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "one two three\nfour\n").unwrap();
+    dir
+}
+
+fn tool_results(body: &Value) -> Vec<(String, Value)> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let content = m["content"].as_str().unwrap();
+            (
+                m["tool_call_id"].as_str().unwrap().to_string(),
+                serde_json::from_str(content).unwrap_or(Value::String(content.into())),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_conversation_with_tool_calls_reaches_an_answer() {
+    let dir = setup();
+    let (url, seen) = scripted_server(vec![
+        answer_with_calls(vec![
+            tool_call(
+                "c1",
+                "unit_convert",
+                r#"{"value": 10, "from": "kilometer", "to": "mile"}"#,
+            ),
+            tool_call("c2", "word_count", r#"{"path": "notes.txt"}"#),
+            tool_call("c3", "read_file", r#"{"path": "notes.txt", "limit": 1}"#),
+            tool_call("c4", "unit_convert", r#"{"value": 10, "from": "#),
+            tool_call("c5", "launch_rockets", r#"{}"#),
+            tool_call(
+                "c6",
+                "unit_convert",
+                r#"{"value": 1, "from": "meter", "to": "foot", "digits": 40}"#,
+            ),
+        ]),
+        answer_with_calls(vec![tool_call(
+            "c7",
+            "clarify",
+            r#"{"question": "Which colour?", "choices": ["red", "blue"]}"#,
+        )]),
+        final_answer("10 km is 6.214 miles; you chose blue."),
+    ]);
+    let home = dir.path().join("home");
+    let (code, stdout, stderr) = agent(
+        dir.path(),
+        &[
+            "--profile",
+            home.to_str().unwrap(),
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "test-model",
+            "How far is 10 km in miles?",
+        ],
+        "blue\n",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.trim(), "10 km is 6.214 miles; you chose blue.");
+    assert!(stderr.contains("? Which colour?"), "{stderr}");
+
+    // First request: the prompt, the key from the profile's .env, and the
+    // definitions of the built-ins and of this crate's tools.
+    let first = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert_eq!(first.authorization.as_deref(), Some("Bearer sk-test-123"));
+    assert_eq!(first.body["model"], "test-model");
+    assert_eq!(
+        first.body["messages"][0]["content"],
+        "How far is 10 km in miles?"
+    );
+    let names: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "unit_convert",
+        "word_count",
+        "read_file",
+        "terminal",
+        "clarify",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    let digits = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "unit_convert")
+        .map(|t| t["function"]["parameters"]["properties"]["digits"].clone())
+        .unwrap();
+    assert_eq!(digits["maximum"], 12);
+    assert_eq!(digits["default"], 3);
+
+    // Second request: every call answered, in order, errors as JSON.
+    let second = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    let results = tool_results(&second.body);
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4", "c5", "c6"]);
+    assert_eq!(results[0].1, json!({"value": 6.214, "unit": "mile"}));
+    assert_eq!(
+        results[1].1,
+        json!({"path": "notes.txt", "lines": 2, "words": 4, "chars": 19})
+    );
+    let read = results[2].1.to_string();
+    assert!(
+        read.contains("one two three") && !read.contains("four"),
+        "{read}"
+    );
+    let malformed = results[3].1["error"].as_str().unwrap();
+    assert!(
+        malformed.contains("Invalid JSON in arguments for tool 'unit_convert'"),
+        "{malformed}"
+    );
+    assert!(
+        results[4].1["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Unknown tool: launch_rockets"),
+        "{:?}",
+        results[4].1
+    );
+    let bound = results[5].1["error"].as_str().unwrap();
+    assert!(
+        bound.contains("'digits'") && bound.contains("above the maximum 12"),
+        "{bound}"
+    );
+
+    // Third: clarify's answer, typed on stdin.
+    let third = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    let results = tool_results(&third.body);
+    let (id, answer) = results.last().unwrap();
+    assert_eq!(id, "c7");
+    assert!(answer.to_string().contains("blue"), "{answer}");
+}
+
+#[test]
+fn the_turn_limit_ends_a_loop_of_tool_calls() {
+    let dir = setup();
+    let call = || {
+        answer_with_calls(vec![tool_call(
+            "c",
+            "unit_convert",
+            r#"{"value": 1, "from": "meter", "to": "meter"}"#,
+        )])
+    };
+    let (url, seen) = scripted_server(vec![call(), call(), call()]);
+    let home = dir.path().join("home");
+    let (code, _, stderr) = agent(
+        dir.path(),
+        &[
+            "--profile",
+            home.to_str().unwrap(),
+            "run",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--max-turns",
+            "2",
+            "loop",
+        ],
+        "",
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("no answer after 2 turns"), "{stderr}");
+    assert_eq!(seen.try_iter().count(), 2, "two requests, not three");
+}
+
+#[test]
+fn tools_lists_every_tool_name_first() {
+    let dir = setup();
+    let (code, stdout, stderr) = agent(dir.path(), &["tools"], "");
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.split('\t').next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} in {stdout}"))
+            .split('\t')
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("unit_convert")[1], "units");
+    assert_eq!(row("word_count")[1], "file", "joined the built-in toolset");
+    assert_eq!(row("read_file")[1], "file");
+    assert!(lines.len() >= 15, "{stdout}");
+}
