@@ -740,6 +740,23 @@ fn tool_output_limits_reach_the_tools() {
         7,
         "{page}"
     );
+    // read_file cuts lines at max_line_length.
+    std::fs::write(
+        cwd.path().join("long.txt"),
+        format!("{}\n", "x".repeat(500)),
+    )
+    .unwrap();
+    let p_long = profile_with("tool_output:\n  max_line_length: 40\n");
+    let page = call(
+        p_long.path(),
+        cwd.path(),
+        "read_file",
+        json!({"path": "long.txt"}),
+        &[],
+    );
+    let line = page["content"].as_str().unwrap();
+    assert!(line.contains(&"x".repeat(40)), "{page}");
+    assert!(!line.contains(&"x".repeat(41)), "{page}");
     // terminal keeps max_bytes of the output (head and tail).
     let out = call(
         p.path(),

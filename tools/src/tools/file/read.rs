@@ -65,12 +65,26 @@ pub struct ReadFileOutput {
 /// a NUL byte anywhere makes the file binary and stops the read there (a
 /// sparse file's holes are NUL, so a huge sparse file is refused at its
 /// first hole instead of read to the end).
+#[cfg(test)]
 pub fn read_file(
     base: &Path,
     path: &str,
     offset: Option<u64>,
     limit: Option<u64>,
 ) -> Result<ReadFileOutput, FileError> {
+    read_file_cut(base, path, offset, limit, MAX_LINE_CHARS)
+}
+
+/// [`read_file`] with lines cut at `max_line_chars` (at most
+/// [`MAX_LINE_CHARS`]; the profile's `tool_output.max_line_length`).
+pub fn read_file_cut(
+    base: &Path,
+    path: &str,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    max_line_chars: usize,
+) -> Result<ReadFileOutput, FileError> {
+    let max_line_chars = max_line_chars.clamp(1, MAX_LINE_CHARS);
     let full = resolve(base, path)?;
     let (offset, limit) = page_bounds(offset, limit);
 
@@ -89,6 +103,7 @@ pub fn read_file(
                 offset,
                 limit,
                 file_size,
+                max_line_chars,
             )?;
             out.extracted_document = Some(true);
             return Ok(out);
@@ -96,9 +111,23 @@ pub fn read_file(
         // Not a notebook after all: read as the text it is.
         file.seek(SeekFrom::Start(0))
             .map_err(|e| FileError::from_io(&e, path, "read"))?;
-        return page(BufReader::new(file), path, offset, limit, file_size);
+        return page(
+            BufReader::new(file),
+            path,
+            offset,
+            limit,
+            file_size,
+            max_line_chars,
+        );
     }
-    page(BufReader::new(file), path, offset, limit, file_size)
+    page(
+        BufReader::new(file),
+        path,
+        offset,
+        limit,
+        file_size,
+        max_line_chars,
+    )
 }
 
 /// Numbers the lines `offset..offset + limit` of `reader` (the text of
@@ -109,6 +138,7 @@ fn page<R: BufRead>(
     offset: u64,
     limit: u64,
     file_size: u64,
+    max_line_chars: usize,
 ) -> Result<ReadFileOutput, FileError> {
     let last_wanted = offset.saturating_add(limit - 1);
     // Enough bytes to hold MAX_LINE_CHARS + 1 characters of any UTF-8.
@@ -138,7 +168,7 @@ fn page<R: BufRead>(
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
         let text = String::from_utf8_lossy(bytes);
-        let mut line = cut_line(&text, MAX_LINE_CHARS);
+        let mut line = cut_line(&text, max_line_chars);
         if skipped && !line.ends_with(LINE_CUT_MARKER) {
             line.push_str(LINE_CUT_MARKER);
         }

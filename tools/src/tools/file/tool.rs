@@ -66,7 +66,8 @@ pub fn read_file(
     limit: Option<u64>,
 ) -> Result<ReadAnswer, error::FileError> {
     let real = guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
-    // The profile's `tool_output.max_lines` lowers the page (not above 2000).
+    // The profile's `tool_output.max_lines` and `max_line_length` lower the
+    // page and its lines (never above 2000 lines of 2000 characters).
     let max_lines = ctx.profile().config().tool_output.max_lines.value as u64;
     let limit = Some(limit.unwrap_or(read::DEFAULT_READ_LIMIT).min(max_lines));
     let (first, count) = read::page_bounds(offset, limit);
@@ -76,7 +77,8 @@ pub fn read_file(
         read_state::Before::Unchanged(note) => return Ok(ReadAnswer::Unchanged(note)),
         read_state::Before::Refuse(why) => return Err(error::FileError::Refused(why)),
     }
-    let mut out = read::read_file(ctx.cwd(), &path, offset, limit)?;
+    let max_line = ctx.profile().config().tool_output.max_line_length.value;
+    let mut out = read::read_file_cut(ctx.cwd(), &path, offset, limit, max_line)?;
     if let Cow::Owned(clean) = redact_for(ctx.profile(), &out.content, Scope::FileRead) {
         out.content = clean;
     }
