@@ -15,8 +15,10 @@ use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServiceExt};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+
+use hermes_tools::mcp_client::stdio::{read_line, Line};
 
 use super::{HermesServer, Limits};
 
@@ -119,7 +121,7 @@ async fn read_messages(
 ) {
     let mut line = Vec::new();
     loop {
-        let read = match read_line(&mut input, &mut line, max_line).await {
+        let read = match read_line(&mut input, &mut line, max_line, 0).await {
             Ok(read) => read,
             Err(e) => {
                 eprintln!("hermes-tools: cannot read stdin: {e}");
@@ -150,56 +152,6 @@ async fn read_messages(
         };
         if !delivered {
             return;
-        }
-    }
-}
-
-enum Line {
-    /// A line (without its newline) is in the buffer; at EOF, the last
-    /// unterminated one.
-    Complete,
-    /// The line was longer than the limit: dropped through its newline.
-    TooLong,
-    Eof,
-}
-
-/// Reads one line into `buf` (empty on entry), never holding more than
-/// `max` bytes of it: a longer line is consumed up to its newline and dropped.
-async fn read_line(
-    input: &mut (impl AsyncBufRead + Unpin),
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Line> {
-    let mut too_long = false;
-    loop {
-        let available = input.fill_buf().await?;
-        if available.is_empty() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else if buf.is_empty() {
-                Line::Eof
-            } else {
-                Line::Complete
-            });
-        }
-        let newline = available.iter().position(|&b| b == b'\n');
-        let take = newline.unwrap_or(available.len());
-        if !too_long {
-            if buf.len() + take > max {
-                too_long = true;
-                buf.clear();
-            } else {
-                buf.extend_from_slice(&available[..take]);
-            }
-        }
-        let consumed = newline.map_or(take, |at| at + 1);
-        input.consume(consumed);
-        if newline.is_some() {
-            return Ok(if too_long {
-                Line::TooLong
-            } else {
-                Line::Complete
-            });
         }
     }
 }
@@ -256,7 +208,7 @@ mod tests {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         for _ in 0..100 {
-            match read_line(&mut reader, &mut buf, max).await.unwrap() {
+            match read_line(&mut reader, &mut buf, max, 0).await.unwrap() {
                 Line::Eof => return out,
                 Line::TooLong => out.push(Err("too long")),
                 Line::Complete => out.push(Ok(String::from_utf8(buf.clone()).unwrap())),

@@ -14,7 +14,7 @@
 
 pub mod naming;
 pub mod render;
-mod stdio;
+pub mod stdio;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

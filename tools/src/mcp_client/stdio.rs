@@ -159,50 +159,57 @@ impl Transport<RoleClient> for LineTransport {
     }
 }
 
-enum Line {
+/// What [`read_line`] read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// A line (without its newline) is in the buffer; at EOF, the last
+    /// unterminated one.
     Complete,
+    /// The line was longer than the limit: consumed through its newline and
+    /// dropped, but for its first `keep_head` bytes.
     TooLong,
     Eof,
 }
 
-/// Reads one line into `buf` (without the newline), keeping at most `max`
-/// bytes; the rest of a longer line is read and dropped.
-async fn read_line(
+/// Reads one JSON-RPC line into `buf` (cleared first), never holding more
+/// than `max` bytes of it: a longer line is consumed up to its newline and
+/// dropped, keeping only its first `keep_head` bytes (where a request id
+/// is). One reader for both ends of MCP over stdio: `serve --mcp` reading
+/// its client, the client reading a server.
+pub async fn read_line(
     input: &mut (impl AsyncBufRead + Unpin),
     buf: &mut Vec<u8>,
     max: usize,
+    keep_head: usize,
 ) -> std::io::Result<Line> {
     buf.clear();
     let mut too_long = false;
     loop {
         let chunk = input.fill_buf().await?;
         if chunk.is_empty() {
-            return Ok(if buf.is_empty() && !too_long {
-                Line::Eof
-            } else if too_long {
+            return Ok(if too_long {
                 Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
             } else {
                 Line::Complete
             });
         }
-        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
+        let newline = chunk.iter().position(|&b| b == b'\n');
+        let part = &chunk[..newline.unwrap_or(chunk.len())];
         if !too_long {
             if buf.len() + part.len() > max {
                 too_long = true;
-                // Keep the head: the request id is near the start.
-                let room = max.min(256).saturating_sub(buf.len().min(256));
+                let room = keep_head.min(max).saturating_sub(buf.len().min(keep_head));
                 buf.extend_from_slice(&part[..room.min(part.len())]);
-                buf.truncate(256);
+                buf.truncate(keep_head);
             } else {
                 buf.extend_from_slice(part);
             }
         }
-        let used = done.unwrap_or(chunk.len());
+        let used = newline.map_or(chunk.len(), |at| at + 1);
         input.consume(used);
-        if done.is_some() {
+        if newline.is_some() {
             return Ok(if too_long {
                 Line::TooLong
             } else {
@@ -239,7 +246,7 @@ async fn read_messages(
 ) {
     let mut line = Vec::new();
     loop {
-        let message = match read_line(&mut input, &mut line, MAX_MESSAGE_BYTES).await {
+        let message = match read_line(&mut input, &mut line, MAX_MESSAGE_BYTES, 256).await {
             Err(_) | Ok(Line::Eof) => return,
             Ok(Line::TooLong) => id_in_head(&line).and_then(|id| {
                 error_for(
