@@ -16,8 +16,8 @@
 
 use std::sync::OnceLock;
 
-use hermes_runtime::{coerce_args, CoercionPlan};
 use hermes_runtime::ToolEntry;
+use hermes_runtime::{coerce_args, CoercionPlan};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
