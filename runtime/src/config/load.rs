@@ -200,37 +200,33 @@ impl Reader {
     }
 
     fn int(&mut self, key: &str, node: &Node, min: i64, max: i64) -> Option<i64> {
-        let node = self.untagged(key, node)?;
-        let value = match &node.kind {
-            Kind::Scalar { text, .. } => parse_int(text.trim()),
-            _ => None,
-        };
-        let Some(value) = value else {
-            self.expected(key, node, "a whole number");
-            return None;
-        };
-        if !(min..=max).contains(&value) {
-            self.error(
-                key,
-                node.pos,
-                format!("{value} is out of range ({min} to {max})"),
-            );
-            return None;
-        }
-        Some(value)
+        self.number(key, node, parse_int, "a whole number", min..=max)
     }
 
     fn float(&mut self, key: &str, node: &Node, min: f64, max: f64) -> Option<f64> {
+        self.number(key, node, parse_float, "a number", min..=max)
+    }
+
+    /// A scalar `parse` reads, within `range`.
+    fn number<T: PartialOrd + std::fmt::Display>(
+        &mut self,
+        key: &str,
+        node: &Node,
+        parse: fn(&str) -> Option<T>,
+        what: &str,
+        range: std::ops::RangeInclusive<T>,
+    ) -> Option<T> {
         let node = self.untagged(key, node)?;
         let value = match &node.kind {
-            Kind::Scalar { text, .. } => parse_float(text.trim()),
+            Kind::Scalar { text, .. } => parse(text.trim()),
             _ => None,
         };
         let Some(value) = value else {
-            self.expected(key, node, "a number");
+            self.expected(key, node, what);
             return None;
         };
-        if !(min..=max).contains(&value) {
+        if !range.contains(&value) {
+            let (min, max) = (range.start(), range.end());
             self.error(
                 key,
                 node.pos,
