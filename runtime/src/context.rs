@@ -69,7 +69,7 @@ impl Profile {
     /// that override it), read at call time: cached while neither file
     /// changes. See [`crate::config`].
     pub fn config(&self) -> Arc<crate::config::ProfileConfig> {
-        crate::config::cached(self)
+        crate::config::cached(self, std::time::Duration::ZERO)
     }
 
     /// The default profile: `$HERMES_HOME`, else `~/.hermes`.

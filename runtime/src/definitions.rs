@@ -31,6 +31,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::availability::{CheckPass, CHECK_TTL};
+use crate::config::{ProfileConfig, RECHECK};
 use crate::dialect::sanitize_for_strict_backends;
 use crate::disclosure::{bridge_definitions, estimate_tokens, for_profile, DisclosureConfig};
 use crate::schema::{mentions_home, show_home, wrap_owned};
@@ -100,8 +101,16 @@ struct CacheKey {
     disabled: Vec<String>,
     profile: PathBuf,
     generation: u64,
-    /// The load of the profile's `config.yaml` (`tools.tool_search`).
+}
+
+/// One memoised answer: built at `built` under the profile configuration
+/// load `config`, which was last confirmed current at `config_seen`.
+struct Memo {
+    key: CacheKey,
+    built: Instant,
     config: u64,
+    config_seen: Instant,
+    defs: Definitions,
 }
 
 /// The mutable state definitions depend on: overrides, cross-references,
@@ -111,7 +120,7 @@ pub(crate) struct DefinitionsState {
     overrides: BTreeMap<String, SchemaOverride>,
     /// tool → [(mentioned tool, sentence appended when it survived)]
     cross_refs: BTreeMap<String, Vec<(String, String)>>,
-    cache: VecDeque<(CacheKey, Instant, Definitions)>,
+    cache: VecDeque<Memo>,
     disclosure: Option<DisclosureConfig>,
 }
 
@@ -174,26 +183,48 @@ impl Registry {
             disabled: disabled.iter().map(|s| s.to_string()).collect(),
             profile: profile.home().to_path_buf(),
             generation: self.generation(),
-            config: profile.config().stamp,
         };
         let now = self.availability().now();
-        {
-            let state = lock(self.definitions_state());
+        // A hit is served as is while its configuration was confirmed within
+        // `RECHECK`; past that, a look at the configuration (its stamp
+        // changes when `config.yaml` or `.env` did) renews it or rebuilds.
+        // A lookup therefore makes no system call, and an edited file is
+        // seen within twice `RECHECK`.
+        let config_load = {
+            let mut state = lock(self.definitions_state());
             let hit = state
                 .cache
-                .iter()
-                .find(|(k, at, _)| *k == key && now.saturating_duration_since(*at) < CHECK_TTL);
-            if let Some((_, _, defs)) = hit {
-                return defs.clone();
+                .iter_mut()
+                .find(|m| m.key == key && now.saturating_duration_since(m.built) < CHECK_TTL);
+            match hit {
+                Some(memo) if now.saturating_duration_since(memo.config_seen) < RECHECK => {
+                    return memo.defs.clone();
+                }
+                Some(memo) => Some(memo.config),
+                None => None,
+            }
+        };
+        let config = crate::config::cached(profile, RECHECK);
+        if config_load == Some(config.stamp) {
+            let mut state = lock(self.definitions_state());
+            if let Some(memo) = state.cache.iter_mut().find(|m| m.key == key) {
+                memo.config_seen = now;
+                return memo.defs.clone();
             }
         }
-        let defs = self.build_definitions(enabled, disabled, profile);
+        let defs = self.build_definitions(enabled, disabled, profile, &config);
         let mut state = lock(self.definitions_state());
-        state.cache.retain(|(k, _, _)| *k != key);
+        state.cache.retain(|m| m.key != key);
         if state.cache.len() >= DEFINITIONS_CACHE_SIZE {
             state.cache.pop_front();
         }
-        state.cache.push_back((key, now, defs.clone()));
+        state.cache.push_back(Memo {
+            key,
+            built: now,
+            config: config.stamp,
+            config_seen: now,
+            defs: defs.clone(),
+        });
         defs
     }
 
@@ -248,6 +279,7 @@ impl Registry {
         enabled: Option<&[&str]>,
         disabled: &[&str],
         profile: &Profile,
+        config: &ProfileConfig,
     ) -> Definitions {
         let (selected, unknown) = self.selected_tools(enabled, disabled);
         let mut pass = self.availability().pass(profile);
@@ -266,7 +298,7 @@ impl Registry {
                 state.disclosure,
             )
         };
-        let disclosure = for_profile(disclosure, &profile.config().tool_search);
+        let disclosure = for_profile(disclosure, &config.tool_search);
         // Read once per pass, and only when a description needs it.
         let display_home = std::cell::OnceCell::new();
         let tools: Vec<Arc<Value>> = survivors

@@ -25,6 +25,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use crate::Profile;
 
@@ -601,8 +602,16 @@ fn stamp_of(path: &Path) -> Option<FileStamp> {
 
 struct Cached {
     files: [Option<FileStamp>; 2],
+    /// When `files` were last compared with the disk.
+    checked: Instant,
     config: Arc<ProfileConfig>,
 }
+
+/// How old a look at `config.yaml` and `.env` may be for the definitions
+/// memo, whose hit must cost no system call: an edited file changes the
+/// definitions within twice this time. Tools read the configuration
+/// exactly ([`Profile::config`](crate::Profile::config)).
+pub(crate) const RECHECK: Duration = Duration::from_millis(250);
 
 /// Profiles remembered at once; past it the cache starts over.
 const MAX_CACHED_PROFILES: usize = 256;
@@ -612,17 +621,30 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The settings of `profile`, from the cache while its `config.yaml` and
-/// `.env` are unchanged (two `stat` calls), else read again.
-pub(crate) fn cached(profile: &Profile) -> Arc<ProfileConfig> {
+/// The settings of `profile`: from the cache when its files were looked at
+/// less than `max_age` ago or are unchanged now (two `stat` calls), else
+/// read again. With a zero `max_age` every change is seen.
+pub(crate) fn cached(profile: &Profile, max_age: Duration) -> Arc<ProfileConfig> {
+    let now = Instant::now();
+    let known = {
+        let map = cache().lock().unwrap_or_else(|e| e.into_inner());
+        match map.get(profile.home()) {
+            Some(hit) if now.saturating_duration_since(hit.checked) < max_age => {
+                return hit.config.clone();
+            }
+            Some(hit) => Some(hit.files),
+            None => None,
+        }
+    };
     let files = [
         stamp_of(&profile.home().join(FILE_NAME)),
         stamp_of(&profile.home().join(".env")),
     ];
-    {
-        let map = cache().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hit) = map.get(profile.home()) {
+    if known == Some(files) {
+        let mut map = cache().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = map.get_mut(profile.home()) {
             if hit.files == files {
+                hit.checked = now;
                 return hit.config.clone();
             }
         }
@@ -637,6 +659,7 @@ pub(crate) fn cached(profile: &Profile) -> Arc<ProfileConfig> {
         profile.home().to_path_buf(),
         Cached {
             files,
+            checked: now,
             config: config.clone(),
         },
     );
