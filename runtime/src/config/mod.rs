@@ -413,52 +413,39 @@ impl ProfileConfig {
             let shown: Vec<String> = items.iter().map(ToString::to_string).collect();
             format!("[{}]", shown.join(", "))
         }
+        fn shown<T: fmt::Display>(s: &Setting<T>) -> (String, &Source) {
+            (s.value.to_string(), &s.source)
+        }
+        fn listed<T: fmt::Display>(s: &Setting<Vec<T>>) -> (String, &Source) {
+            (list(&s.value), &s.source)
+        }
         let mut out = Vec::new();
-        let mut put = |key: &str, value: String, source: &Source| {
+        let mut put = |key: &str, (value, source): (String, &Source)| {
             out.push((key.to_string(), value, source.clone()));
         };
         let t = &self.toolsets;
         put(
             "toolsets",
-            t.value.as_deref().map_or("(unset)".into(), list),
-            &t.source,
+            (t.value.as_deref().map_or("(unset)".into(), list), &t.source),
         );
         for (name, set) in &self.platform_toolsets {
-            put(
-                &format!("platform_toolsets.{name}"),
-                list(&set.value),
-                &set.source,
-            );
+            put(&format!("platform_toolsets.{name}"), listed(set));
         }
-        put(
-            "agent.disabled_toolsets",
-            list(&self.disabled_toolsets.value),
-            &self.disabled_toolsets.source,
-        );
+        put("agent.disabled_toolsets", listed(&self.disabled_toolsets));
         let o = &self.tool_output;
-        put(
-            "tool_output.max_bytes",
-            o.max_bytes.value.to_string(),
-            &o.max_bytes.source,
-        );
-        put(
-            "tool_output.max_lines",
-            o.max_lines.value.to_string(),
-            &o.max_lines.source,
-        );
-        put(
-            "tool_output.max_line_length",
-            o.max_line_length.value.to_string(),
-            &o.max_line_length.source,
-        );
+        put("tool_output.max_bytes", shown(&o.max_bytes));
+        put("tool_output.max_lines", shown(&o.max_lines));
+        put("tool_output.max_line_length", shown(&o.max_line_length));
         put(
             "tool_output.max_result_chars",
-            o.max_result_chars
-                .value
-                .map_or("(the program's, 100000 unless it says)".into(), |v| {
-                    v.to_string()
-                }),
-            &o.max_result_chars.source,
+            (
+                o.max_result_chars
+                    .value
+                    .map_or("(the program's, 100000 unless it says)".into(), |v| {
+                        v.to_string()
+                    }),
+                &o.max_result_chars.source,
+            ),
         );
         let s = &self.tool_search;
         let mode = match s.enabled.value {
@@ -466,68 +453,45 @@ impl ProfileConfig {
             ToolSearchMode::On => "on",
             ToolSearchMode::Off => "off",
         };
-        put("tools.tool_search.enabled", mode.into(), &s.enabled.source);
         put(
-            "tools.tool_search.threshold_pct",
-            s.threshold_pct.value.to_string(),
-            &s.threshold_pct.source,
+            "tools.tool_search.enabled",
+            (mode.into(), &s.enabled.source),
         );
+        put("tools.tool_search.threshold_pct", shown(&s.threshold_pct));
         put(
             "tools.tool_search.search_default_limit",
-            s.search_default_limit.value.to_string(),
-            &s.search_default_limit.source,
+            shown(&s.search_default_limit),
         );
         put(
             "tools.tool_search.max_search_limit",
-            s.max_search_limit.value.to_string(),
-            &s.max_search_limit.source,
+            shown(&s.max_search_limit),
         );
         let term = &self.terminal;
-        put(
-            "terminal.timeout",
-            term.timeout.value.to_string(),
-            &term.timeout.source,
-        );
+        put("terminal.timeout", shown(&term.timeout));
         put(
             "terminal.cwd",
-            term.cwd
-                .value
-                .as_ref()
-                .map_or("(the session's)".into(), |p| p.display().to_string()),
-            &term.cwd.source,
+            (
+                term.cwd
+                    .value
+                    .as_ref()
+                    .map_or("(the session's)".into(), |p| p.display().to_string()),
+                &term.cwd.source,
+            ),
         );
         put(
             "terminal.daemon_term_grace_seconds",
-            term.daemon_term_grace_seconds.value.to_string(),
-            &term.daemon_term_grace_seconds.source,
+            shown(&term.daemon_term_grace_seconds),
         );
-        put(
-            "terminal.env_passthrough",
-            list(&term.env_passthrough.value),
-            &term.env_passthrough.source,
-        );
+        put("terminal.env_passthrough", listed(&term.env_passthrough));
         let sec = &self.security;
         put(
             "security.allow_private_urls",
-            sec.allow_private_urls.value.to_string(),
-            &sec.allow_private_urls.source,
+            shown(&sec.allow_private_urls),
         );
-        put(
-            "security.redact_secrets",
-            sec.redact_secrets.value.to_string(),
-            &sec.redact_secrets.source,
-        );
+        put("security.redact_secrets", shown(&sec.redact_secrets));
         let wb = &sec.website_blocklist;
-        put(
-            "security.website_blocklist.enabled",
-            wb.enabled.value.to_string(),
-            &wb.enabled.source,
-        );
-        put(
-            "security.website_blocklist.domains",
-            list(&wb.domains.value),
-            &wb.domains.source,
-        );
+        put("security.website_blocklist.enabled", shown(&wb.enabled));
+        put("security.website_blocklist.domains", listed(&wb.domains));
         let files: Vec<String> = wb
             .shared_files
             .value
@@ -536,8 +500,7 @@ impl ProfileConfig {
             .collect();
         put(
             "security.website_blocklist.shared_files",
-            list(&files),
-            &wb.shared_files.source,
+            (list(&files), &wb.shared_files.source),
         );
         let a = &self.approvals;
         let mode = match a.mode.value {
@@ -545,23 +508,15 @@ impl ProfileConfig {
             ApprovalMode::Smart => "smart",
             ApprovalMode::Off => "off",
         };
-        put("approvals.mode", mode.into(), &a.mode.source);
-        put(
-            "approvals.timeout",
-            a.timeout.value.to_string(),
-            &a.timeout.source,
-        );
+        put("approvals.mode", (mode.into(), &a.mode.source));
+        put("approvals.timeout", shown(&a.timeout));
         let cron = match a.cron_mode.value {
             CronMode::Deny => "deny",
             CronMode::Approve => "approve",
         };
-        put("approvals.cron_mode", cron.into(), &a.cron_mode.source);
-        put("approvals.deny", list(&a.deny.value), &a.deny.source);
-        put(
-            "command_allowlist",
-            list(&self.command_allowlist.value),
-            &self.command_allowlist.source,
-        );
+        put("approvals.cron_mode", (cron.into(), &a.cron_mode.source));
+        put("approvals.deny", listed(&a.deny));
+        put("command_allowlist", listed(&self.command_allowlist));
         for (name, server) in &self.mcp_servers {
             let how = match &server.transport {
                 McpTransport::Stdio { command, args, .. } => {
@@ -572,8 +527,10 @@ impl ProfileConfig {
             let state = if server.enabled { "" } else { " (disabled)" };
             put(
                 &format!("mcp_servers.{name}"),
-                format!("{}{state}", how.trim_end()),
-                &Source::File(server.pos),
+                (
+                    format!("{}{state}", how.trim_end()),
+                    &Source::File(server.pos),
+                ),
             );
         }
         out
