@@ -81,8 +81,8 @@ pub async fn weather(
 /// dependencies pointed at this workspace, no binary), the workspace's lock
 /// file and toolchain, `src/lib.rs` exporting the generated registry, and `tools` under
 /// `src/tools/`.
-fn crate_with(tools: &[(&str, &str)], toolsets: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+fn crate_with(tools: &[(&str, &str)], toolsets: &str) -> Fixture {
+    let dir = Fixture(tempfile::tempdir().unwrap());
     let root = dir.path();
     let ws = workspace();
     let manifest = std::fs::read_to_string(ws.join("examples/agent/Cargo.toml")).unwrap();
@@ -109,7 +109,48 @@ fn crate_with(tools: &[(&str, &str)], toolsets: &str) -> tempfile::TempDir {
 
 const WEATHER_TOOLSETS: &str = "builds_on = [\"hermes-tools\"]\ncore = [\"weather\"]\n\n[toolsets.weather]\ndescription = \"The weather\"\ntools = [\"weather\"]\n";
 
-fn crate_dir() -> tempfile::TempDir {
+/// A fixture crate; dropped, it takes with it its dump crate and binaries
+/// from the shared target folder (each fixture's folder is new, so each
+/// has a dump crate of its own).
+struct Fixture(tempfile::TempDir);
+
+impl Fixture {
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let target = target_dir();
+        let root = self.0.path().canonicalize().unwrap();
+        let Ok(dumps) = std::fs::read_dir(target.join("hermes-dump")) else {
+            return;
+        };
+        for dump in dumps.flatten() {
+            let manifest =
+                std::fs::read_to_string(dump.path().join("Cargo.toml")).unwrap_or_default();
+            let name = dump.file_name().to_string_lossy().into_owned();
+            let (Some(hash), true) = (
+                name.rsplit('-').next(),
+                manifest.contains(&format!("path = '{}'", root.display())),
+            ) else {
+                continue;
+            };
+            let bin = format!("hermes_dump_{hash}");
+            for dir in [target.join("debug"), target.join("debug/deps")] {
+                for file in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    if file.file_name().to_string_lossy().starts_with(&bin) {
+                        let _ = std::fs::remove_file(file.path());
+                    }
+                }
+            }
+            let _ = std::fs::remove_dir_all(dump.path());
+        }
+    }
+}
+
+fn crate_dir() -> Fixture {
     crate_with(&[("weather.rs", TOOL)], WEATHER_TOOLSETS)
 }
 
