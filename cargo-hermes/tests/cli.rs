@@ -459,6 +459,12 @@ fn plans_are_the_ones_xtask_renders() {
         err.contains("generated_plans.rs is up to date") && err.contains("coercion plans)"),
         "{err}"
     );
+    // And its whole contract holds there as under `cargo xtask check-tools`.
+    let out = cargo_hermes(&tests, &["check-tools", "--format", "json"]);
+    let doc = json(&out);
+    assert!(out.status.success(), "{doc:#}");
+    assert_eq!(doc["crates"][0]["schema_level"], true, "{doc:#}");
+    assert_eq!(doc["errors"], 0, "{doc:#}");
 }
 
 #[test]
