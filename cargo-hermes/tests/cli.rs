@@ -285,6 +285,23 @@ fn check_tools_reports_across_the_crates_it_builds_on() {
         text.contains("src/tools/weather.rs") && text.contains("terminal"),
         "{text}"
     );
+
+    // A tool added after the last `gen`: the built registry does not have
+    // it, and the check says what to run.
+    std::fs::write(root.join("src/tools/weather.rs"), TOOL).unwrap();
+    std::fs::write(
+        root.join("src/tools/forecast.rs"),
+        TOOL.replace("fn weather", "fn forecast"),
+    )
+    .unwrap();
+    let out = cargo_hermes(root, &["check-tools"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(
+        text.contains("no compiled schema for `forecast`")
+            && text.contains("run `cargo hermes gen`"),
+        "{text}"
+    );
 }
 
 /// A tool whose parameter type says `not` (no provider dialect but the
