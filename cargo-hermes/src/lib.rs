@@ -1,18 +1,21 @@
 //! The build step of a tools crate, as a library: what `cargo hermes gen`
 //! and `cargo hermes check-tools` run in any crate, and what this
-//! workspace's `cargo xtask gen` runs on its own crates.
+//! workspace's `cargo xtask gen` / `check-tools` run on its own crates.
 //!
-//! `gen` is phase 1 of the build step: discover `src/tools/`, check it
-//! against `toolsets.toml` (and the toolsets of the crates it `builds_on`),
-//! write `src/generated.rs`. A crate without checked-in coercion plans gets
-//! an empty `src/generated_plans.rs`; the runtime then compiles each tool's
-//! plan from its schema on first use (the workspace's xtask also runs phase
-//! 2, which needs the crate's `dump_parameters` example).
+//! `gen` is the build step: phase 1 discovers `src/tools/`, checks it
+//! against `toolsets.toml` (and the toolsets of the crates it `builds_on`)
+//! and writes `src/generated.rs`; phase 2 builds the crate, reads every
+//! tool's compiled `parameters` ([`dump`]) and renders the static coercion
+//! plans into `src/generated_plans.rs`. `check-tools` runs the source-level
+//! lints, then, when the crate builds, the schema-level ones over the same
+//! compiled schemas.
+
+pub mod dump;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use hermes_build_tools::lints::{check_sources_of, Checked};
+use hermes_build_tools::lints::{check_all, check_sources_of, Checked};
 use hermes_build_tools::report::{render_text, summary, to_json, Sources};
 use hermes_build_tools::{
     ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE, PLANS_FILE,
@@ -67,7 +70,7 @@ pub fn gen_crate(crate_root: &Path, check: bool, regen: &str) -> bool {
         regen,
     );
     // The registry includes the plans file; a new crate starts with an empty
-    // one (filled by a phase 2 where there is one).
+    // one, so that it builds for phase 2, which fills it.
     let plans = crate_root.join(PLANS_FILE);
     if !check && !plans.exists() {
         match render_plans(&BTreeMap::new()) {
@@ -79,6 +82,49 @@ pub fn gen_crate(crate_root: &Path, check: bool, regen: &str) -> bool {
         }
     }
     fresh
+}
+
+/// Phase 2 of the build step: render the static coercion plans from the
+/// crate's compiled schemas (`parameters`, or why they could not be read)
+/// and write (or with `check`, compare) `src/generated_plans.rs`. `false`
+/// on failure.
+pub fn gen_plans(
+    crate_root: &Path,
+    parameters: Result<dump::Schemas, String>,
+    check: bool,
+    regen: &str,
+) -> bool {
+    let parameters = match parameters {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "error: {e}\nerror: the coercion plans were not rendered: {} is left as it was",
+                crate_root.join(PLANS_FILE).display()
+            );
+            return false;
+        }
+    };
+    match render_plans(&parameters) {
+        Ok(source) => ensure(
+            &crate_root.join(PLANS_FILE),
+            &source,
+            check,
+            &format!("{} coercion plans", parameters.len()),
+            regen,
+        ),
+        Err(d) => {
+            eprint!("{d}");
+            false
+        }
+    }
+}
+
+/// The whole build step on any tools crate (`cargo hermes gen`): phase 1,
+/// then, when the registry is fresh, phase 2 over the schemas of the crate
+/// built through a throwaway dump crate ([`dump::dump_crate`]).
+pub fn gen_all(crate_root: &Path, check: bool, regen: &str) -> bool {
+    gen_crate(crate_root, check, regen)
+        && gen_plans(crate_root, dump::dump_crate(crate_root), check, regen)
 }
 
 /// Diagnostics of the crate at `crate_root`, rustc-style, paths relative to it.
@@ -95,33 +141,183 @@ pub enum Format {
     Json,
 }
 
-/// The source-level tool contract of the crate at `crate_root`, across the
-/// crates it builds on (`foreign-tool-in-description`, `duplicate-tool-name`
-/// and the rest look at their tools too). Prints the report; returns the
-/// checked result (errors make the command fail).
-pub fn check_tools(crate_root: &Path, format: Format) -> Checked {
-    let checked = check_sources_of(crate_root);
-    match format {
-        Format::Text => {
-            let mut sources = Sources::new(crate_root);
-            for (file, text) in &checked.sources {
-                sources.insert(file, text.clone());
-            }
-            eprint!("{}", render_text(&checked.diagnostics, &mut sources));
-            let what = format!("check-tools ({} tools)", checked.tools);
-            eprintln!("{}", summary(&checked.diagnostics, &what));
-        }
-        Format::Json => {
-            let doc = serde_json::json!({
-                "crates": [{
-                    "crate": ".",
-                    "tools": checked.tools,
-                    "allowed": checked.allowed,
-                    "diagnostics": checked.diagnostics.iter().map(to_json).collect::<Vec<_>>(),
-                }]
-            });
-            println!("{doc:#}");
+/// Why the schema-level lints of a crate did not run.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// Said after the crate's diagnostics: `note: schema-level lints not
+    /// run: {reason}`.
+    pub reason: String,
+    /// Whether that fails the check by itself (a crate that does not
+    /// build), besides its errors.
+    pub fails: bool,
+}
+
+/// What checking one crate gave.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// `.` for the crate checked alone, else its folder in the workspace.
+    pub name: String,
+    pub checked: Checked,
+    /// `None` when the schema-level lints ran.
+    pub skipped: Option<Skipped>,
+    /// Shown before paths in text output (`tools` for `tools/src/...`).
+    pub display: Option<PathBuf>,
+    pub root: PathBuf,
+}
+
+impl Outcome {
+    /// The outcome of the lints run on the crate at `root`.
+    pub fn new(root: &Path, display: Option<PathBuf>, checked: Checked) -> Self {
+        Outcome {
+            name: display
+                .as_ref()
+                .map_or_else(|| ".".to_owned(), |d| d.display().to_string()),
+            checked,
+            skipped: None,
+            display,
+            root: root.to_path_buf(),
         }
     }
-    checked
+
+    /// The same, the schema-level lints not run.
+    pub fn skipped(mut self, reason: impl Into<String>, fails: bool) -> Self {
+        self.skipped = Some(Skipped {
+            reason: reason.into(),
+            fails,
+        });
+        self
+    }
+
+    /// Whether the check of this crate failed.
+    pub fn failed(&self) -> bool {
+        self.checked.diagnostics.iter().any(Diagnostic::is_error)
+            || self.skipped.as_ref().is_some_and(|s| s.fails)
+    }
+}
+
+/// Every lint on the crate at `root`: the source-level ones, then, unless
+/// they found errors (a crate that breaks them does not build: its build
+/// script, where it has one, runs them), the schema-level ones over the
+/// schemas `schemas` reads from the compiled crate. A crate whose schemas
+/// cannot be read keeps its source-level diagnostics and says why the rest
+/// did not run.
+pub fn check_compiled(
+    root: &Path,
+    display: Option<PathBuf>,
+    schemas: impl FnOnce() -> Result<dump::Schemas, String>,
+) -> Outcome {
+    let sources = check_sources_of(root);
+    if sources.diagnostics.iter().any(Diagnostic::is_error) {
+        return Outcome::new(root, display, sources).skipped(
+            "fix the errors above first (the crate does not build with them)",
+            false,
+        );
+    }
+    match schemas() {
+        Ok(schemas) => Outcome::new(root, display, check_all(root, &schemas)),
+        Err(e) => Outcome::new(root, display, sources).skipped(e, true),
+    }
+}
+
+/// The whole tool contract of the crate at `crate_root` (`cargo hermes
+/// check-tools`): the source-level lints across the crates it builds on
+/// (`foreign-tool-in-description`, `duplicate-tool-name` and the rest look
+/// at their tools too), then the schema-level ones over the schemas of the
+/// crate built through a throwaway dump crate. Prints the report; `true`
+/// when it passed.
+pub fn check_tools(crate_root: &Path, format: Format) -> bool {
+    let outcome = check_compiled(crate_root, None, || dump::dump_crate(crate_root));
+    let outcomes = [outcome];
+    print(&outcomes, format);
+    !outcomes.iter().any(Outcome::failed)
+}
+
+/// Prints the report of `outcomes` in `format`.
+pub fn print(outcomes: &[Outcome], format: Format) {
+    match format {
+        Format::Text => print_text(outcomes),
+        Format::Json => print_json(outcomes),
+    }
+}
+
+fn print_text(outcomes: &[Outcome]) {
+    let mut all: Vec<Diagnostic> = Vec::new();
+    let mut tools = 0;
+    let mut allowed = 0;
+    for o in outcomes {
+        let mut sources = Sources::new(&o.root);
+        if let Some(display) = &o.display {
+            sources = sources.display_root(display);
+        }
+        for (file, text) in &o.checked.sources {
+            sources.insert(file, text.clone());
+        }
+        eprint!("{}", render_text(&o.checked.diagnostics, &mut sources));
+        if let Some(skipped) = &o.skipped {
+            let on = o
+                .display
+                .as_ref()
+                .map(|d| format!("{}: ", d.display()))
+                .unwrap_or_default();
+            let level = if skipped.fails { "error" } else { "note" };
+            eprintln!(
+                "{level}: {on}schema-level lints not run: {}\n",
+                skipped.reason
+            );
+        }
+        all.extend(o.checked.diagnostics.iter().cloned());
+        tools += o.checked.tools;
+        allowed += o.checked.allowed;
+    }
+    let crates = if outcomes.len() == 1 {
+        "1 crate".to_owned()
+    } else {
+        format!("{} crates", outcomes.len())
+    };
+    let tools = if tools == 1 {
+        "1 tool".to_owned()
+    } else {
+        format!("{tools} tools")
+    };
+    let mut what = format!("check-tools ({tools} in {crates}");
+    if allowed > 0 {
+        what.push_str(&format!(", {allowed} allowed"));
+    }
+    what.push(')');
+    eprintln!("{}", summary(&all, &what));
+}
+
+fn print_json(outcomes: &[Outcome]) {
+    let crates: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|o| {
+            let mut one = serde_json::json!({
+                "crate": o.name,
+                "tools": o.checked.tools,
+                "allowed": o.checked.allowed,
+                "schema_level": o.skipped.is_none(),
+                "diagnostics": o.checked.diagnostics.iter().map(to_json).collect::<Vec<_>>(),
+            });
+            if let Some(skipped) = &o.skipped {
+                one["schema_level_skipped"] = serde_json::json!(skipped.reason);
+            }
+            one
+        })
+        .collect();
+    let count = |error: bool| {
+        outcomes
+            .iter()
+            .flat_map(|o| &o.checked.diagnostics)
+            .filter(|d| d.is_error() == error)
+            .count()
+    };
+    let doc = serde_json::json!({
+        "crates": crates,
+        "errors": count(true),
+        "warnings": count(false),
+    });
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
+    );
 }

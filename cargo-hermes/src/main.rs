@@ -3,13 +3,15 @@
 //! Install: `cargo install --path cargo-hermes` (from this repository), then
 //! in a tools crate (a `src/tools/` folder and a `toolsets.toml`):
 //!
-//! - `cargo hermes gen [--check]`: write (or check) `src/generated.rs`;
-//! - `cargo hermes check-tools [--format json]`: the tool contract.
+//! - `cargo hermes gen [--check]`: write (or check) `src/generated.rs` and
+//!   the coercion plans, `src/generated_plans.rs`;
+//! - `cargo hermes check-tools [--format json]`: the tool contract, every
+//!   lint (source- and schema-level).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use cargo_hermes::{check_tools, gen_crate, Format};
+use cargo_hermes::{check_tools, gen_all, Format};
 use clap::{Parser, Subcommand};
 
 /// Cargo runs `cargo-hermes hermes <args>`: the first argument is the
@@ -34,14 +36,16 @@ struct Cli {
 #[derive(Subcommand)]
 enum Task {
     /// Discover every #[hermes_tool] function under src/tools/, check it
-    /// against toolsets.toml, and write src/generated.rs.
+    /// against toolsets.toml, and write src/generated.rs; then build the
+    /// crate and write its coercion plans, src/generated_plans.rs.
     Gen {
-        /// Write nothing; fail when src/generated.rs is stale.
+        /// Write nothing; fail when a generated file is stale.
         #[arg(long)]
         check: bool,
     },
-    /// Check the tool contract (source-level lints, across the crates this
-    /// one builds on). Exits 1 on any error.
+    /// Check the tool contract: the source-level lints, then the
+    /// schema-level ones on the built crate's schemas, across the crates
+    /// this one builds on. Exits 1 on any error.
     CheckTools {
         #[arg(long, value_enum, default_value = "text")]
         format: FormatArg,
@@ -75,7 +79,7 @@ fn main() -> ExitCode {
     }
     match cli.task {
         Task::Gen { check } => {
-            if gen_crate(&root, check, "cargo hermes gen") {
+            if gen_all(&root, check, "cargo hermes gen") {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -86,11 +90,10 @@ fn main() -> ExitCode {
                 FormatArg::Text => Format::Text,
                 FormatArg::Json => Format::Json,
             };
-            let checked = check_tools(&root, format);
-            if checked.diagnostics.iter().any(|d| d.is_error()) {
-                ExitCode::FAILURE
-            } else {
+            if check_tools(&root, format) {
                 ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
             }
         }
     }

@@ -29,6 +29,23 @@ pub struct StaticTables {
     pub krate: &'static str,
 }
 
+impl StaticTables {
+    /// `{tool name: parameters}` for every tool of this crate's table (its
+    /// own tools only, not those of the crates it is composed with): what
+    /// the build step reads the compiled schemas from, to run the
+    /// schema-level lints and render the coercion plans. `cargo hermes`
+    /// prints it from a throwaway crate that depends on yours:
+    /// `println!("{}", my_crate::generated::TABLES.parameters_by_name())`.
+    pub fn parameters_by_name(&self) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.tools
+                .entries()
+                .map(|(name, entry)| ((*name).to_string(), entry.parameters().clone()))
+                .collect(),
+        )
+    }
+}
+
 /// One toolset of the static table, as the build emits it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StaticToolset {

@@ -2,14 +2,12 @@
 //! `hermes_build_tools::lints`) over the workspace's tools crates or one
 //! crate, rendered rustc-style or as JSON.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hermes_build_tools::lints::{check_all, check_sources_of, Checked};
-use hermes_build_tools::report::{render_text, summary, to_json, Sources};
-use hermes_build_tools::Diagnostic;
-use serde_json::{json, Value};
+use cargo_hermes::dump::Schemas;
+use cargo_hermes::{check_compiled, print, Outcome};
+use hermes_build_tools::lints::{check_all, check_sources_of};
 
 use crate::{dump_parameters, workspace_root, TOOLS_CRATES};
 
@@ -51,15 +49,6 @@ enum SchemaSource {
     Dump(&'static str),
     File(PathBuf),
     None,
-}
-
-/// What checking one crate gave.
-struct Outcome {
-    name: String,
-    checked: Checked,
-    schema_level: bool,
-    display: Option<PathBuf>,
-    root: PathBuf,
 }
 
 pub fn check_tools(
@@ -115,16 +104,14 @@ pub fn check_tools(
             }
         }
     }
-    let all: Vec<&Diagnostic> = outcomes
-        .iter()
-        .flat_map(|o| &o.checked.diagnostics)
-        .collect();
-    let errors = all.iter().filter(|d| d.is_error()).count();
-    match format {
-        Format::Text => print_text(&outcomes),
-        Format::Json => print_json(&outcomes),
-    }
-    if errors > 0 {
+    print(
+        &outcomes,
+        match format {
+            Format::Text => cargo_hermes::Format::Text,
+            Format::Json => cargo_hermes::Format::Json,
+        },
+    );
+    if outcomes.iter().any(Outcome::failed) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -132,21 +119,14 @@ pub fn check_tools(
 }
 
 fn check_target(target: &Target) -> Result<Outcome, String> {
-    // The crate's folder in the workspace, or `.` for `--crate` (whose paths
-    // are relative to it), so output does not depend on where it is.
-    let name = target
-        .display
-        .as_ref()
-        .map_or_else(|| ".".to_owned(), |d| d.display().to_string());
-    let outcome = |checked: Checked, schema_level: bool| Outcome {
-        name: name.clone(),
-        checked,
-        schema_level,
-        display: target.display.clone(),
-        root: target.root.clone(),
-    };
-    let schemas: BTreeMap<String, Value> = match &target.schemas {
-        SchemaSource::None => return Ok(outcome(check_sources_of(&target.root), false)),
+    let (root, display) = (&target.root, target.display.clone());
+    let schemas: Schemas = match &target.schemas {
+        SchemaSource::None => {
+            return Ok(Outcome::new(root, display, check_sources_of(root)).skipped(
+                format!("no {SCHEMAS_FILE} beside the crate (or pass --schemas FILE)"),
+                false,
+            ))
+        }
         SchemaSource::File(file) => {
             let text = std::fs::read_to_string(file)
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
@@ -158,91 +138,13 @@ fn check_target(target: &Target) -> Result<Outcome, String> {
             })?
         }
         SchemaSource::Dump(package) => {
-            // A crate that breaks a source-level lint does not build (its
-            // build script runs them): report those without compiling.
-            let sources = check_sources_of(&target.root);
-            if sources.diagnostics.iter().any(Diagnostic::is_error) {
-                return Ok(outcome(sources, false));
-            }
-            dump_parameters(package)?
+            // A failed build of the workspace fails the whole run, as before.
+            let outcome = check_compiled(root, display, || dump_parameters(package));
+            return match &outcome.skipped {
+                Some(s) if s.fails => Err(s.reason.clone()),
+                _ => Ok(outcome),
+            };
         }
     };
-    Ok(outcome(check_all(&target.root, &schemas), true))
-}
-
-fn print_text(outcomes: &[Outcome]) {
-    let mut all: Vec<Diagnostic> = Vec::new();
-    let mut tools = 0;
-    let mut allowed = 0;
-    for o in outcomes {
-        let mut sources = Sources::new(&o.root);
-        if let Some(display) = &o.display {
-            sources = sources.display_root(display);
-        }
-        for (file, text) in &o.checked.sources {
-            sources.insert(file, text.clone());
-        }
-        eprint!("{}", render_text(&o.checked.diagnostics, &mut sources));
-        if !o.schema_level {
-            match &o.display {
-                Some(dir) => eprintln!(
-                    "note: {}: schema-level lints not run: fix the errors above first (the crate does not build with them)\n",
-                    dir.display()
-                ),
-                None => eprintln!(
-                    "note: schema-level lints not run: no {SCHEMAS_FILE} beside the crate (or pass --schemas FILE)\n"
-                ),
-            }
-        }
-        all.extend(o.checked.diagnostics.iter().cloned());
-        tools += o.checked.tools;
-        allowed += o.checked.allowed;
-    }
-    let crates = if outcomes.len() == 1 {
-        "1 crate".to_owned()
-    } else {
-        format!("{} crates", outcomes.len())
-    };
-    let tools = if tools == 1 {
-        "1 tool".to_owned()
-    } else {
-        format!("{tools} tools")
-    };
-    let mut what = format!("check-tools ({tools} in {crates}");
-    if allowed > 0 {
-        what.push_str(&format!(", {allowed} allowed"));
-    }
-    what.push(')');
-    eprintln!("{}", summary(&all, &what));
-}
-
-fn print_json(outcomes: &[Outcome]) {
-    let crates: Vec<Value> = outcomes
-        .iter()
-        .map(|o| {
-            json!({
-                "crate": o.name,
-                "tools": o.checked.tools,
-                "allowed": o.checked.allowed,
-                "schema_level": o.schema_level,
-                "diagnostics": o.checked.diagnostics.iter().map(to_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let count = |error: bool| {
-        outcomes
-            .iter()
-            .flat_map(|o| &o.checked.diagnostics)
-            .filter(|d| d.is_error() == error)
-            .count()
-    };
-    let doc = json!({
-        "crates": crates,
-        "errors": count(true),
-        "warnings": count(false),
-    });
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
-    );
+    Ok(Outcome::new(root, display, check_all(root, &schemas)))
 }

@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use hermes_build_tools::{render_plans, PLANS_FILE};
+use cargo_hermes::dump::{self, Schemas};
 
 /// The project's tasks.
 #[derive(Parser)]
@@ -148,14 +148,9 @@ fn gen(GenArgs { check, one_crate }: GenArgs) -> ExitCode {
     status
 }
 
-/// Writes (or checks) `file`, reporting what happened. `false` on failure.
-fn ensure(target: &Path, contents: &str, check: bool, what: &str) -> bool {
-    cargo_hermes::ensure(target, contents, check, what, "cargo xtask gen")
-}
-
 /// Compiles the tools crates and runs `package`'s `dump_parameters`
 /// example: `{tool name: parameters}` of every tool in its compiled registry.
-fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>, String> {
+fn dump_parameters(package: &str) -> Result<Schemas, String> {
     let example = dump_example(package);
     // Built once per run: phase 1 of `gen` has written every registry by
     // then, and `check-tools` writes none.
@@ -167,19 +162,7 @@ fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>,
         .get(&example)
         .cloned()
         .ok_or_else(|| format!("cargo built no example `{example}` for {package}"))?;
-    let output = Command::new(&exe)
-        .current_dir(workspace_root()?)
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{} failed:\n{}",
-            exe.display(),
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("dump_parameters of {package} printed no JSON object: {e}"))
+    dump::run_dump(&exe, &workspace_root()?)
 }
 
 /// Builds the dump example of every tools crate in one cargo invocation and
@@ -187,8 +170,7 @@ fn dump_parameters(package: &str) -> Result<BTreeMap<String, serde_json::Value>,
 /// unify dependency features the way `cargo test --workspace` does, so the
 /// two share every compiled artifact instead of building the tree twice.
 fn build_dump_examples() -> Result<BTreeMap<String, PathBuf>, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
+    let mut command = Command::new(dump::cargo());
     command.args([
         "build",
         "--quiet",
@@ -208,47 +190,19 @@ fn build_dump_examples() -> Result<BTreeMap<String, PathBuf>, String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let mut executables = BTreeMap::new();
-    for line in String::from_utf8_lossy(&output.stdout).lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let is_example = message["target"]["kind"]
-            .as_array()
-            .is_some_and(|kinds| kinds.iter().any(|k| k == "example"));
-        if let (true, Some(name), Some(exe)) = (
-            message["reason"] == "compiler-artifact" && is_example,
-            message["target"]["name"].as_str(),
-            message["executable"].as_str(),
-        ) {
-            executables.insert(name.to_string(), PathBuf::from(exe));
-        }
-    }
-    Ok(executables)
+    Ok(dump::executables(&output.stdout))
 }
 
 /// Phase 2: compile the crate, dump every tool's parameters, render the
-/// static coercion plans from them.
+/// static coercion plans from them (the library code `cargo hermes gen`
+/// runs on the schemas of its dump crate).
 fn gen_plans(crate_root: &Path, package: &str, check: bool) -> bool {
-    let parameters = match dump_parameters(package) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return false;
-        }
-    };
-    match render_plans(&parameters) {
-        Ok(source) => ensure(
-            &crate_root.join(PLANS_FILE),
-            &source,
-            check,
-            &format!("{} coercion plans", parameters.len()),
-        ),
-        Err(d) => {
-            eprint!("{d}");
-            false
-        }
-    }
+    cargo_hermes::gen_plans(
+        crate_root,
+        dump_parameters(package),
+        check,
+        "cargo xtask gen",
+    )
 }
 
 /// Phase 1: discover and write the registry (the library code `cargo

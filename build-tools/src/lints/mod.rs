@@ -1,4 +1,5 @@
-//! The tool contract, checked by the machine: `cargo xtask check-tools` runs
+//! The tool contract, checked by the machine: `cargo hermes check-tools`
+//! (any tools crate) and `cargo xtask check-tools` (this workspace's) run
 //! every lint; the tools crates' build scripts run the source-level ones, so
 //! a violating registry does not build.
 //!

@@ -37,7 +37,7 @@ fn check(c: Crate<'_>, schemas: &BTreeMap<String, Value>) -> Vec<Diagnostic> {
                     t.tool.name
                 ))
                 .at_span(&t.file, t.name_span())
-                .help("run `cargo xtask gen`"),
+                .help("run `cargo hermes gen` (`cargo xtask gen` in the hermes-tools workspace)"),
             );
             continue;
         };
@@ -61,7 +61,7 @@ fn check(c: Crate<'_>, schemas: &BTreeMap<String, Value>) -> Vec<Diagnostic> {
             Diagnostic::error(format!(
                 "the compiled registry has `{name}`, which the sources no longer define"
             ))
-            .help("run `cargo xtask gen`"),
+            .help("run `cargo hermes gen` (`cargo xtask gen` in the hermes-tools workspace)"),
         );
     }
     out

@@ -5,6 +5,30 @@
 pub static PLANS: ::hermes_runtime::__private::StaticPlans =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
-        disps: &[],
-        entries: &[],
+        disps: &[(0, 0)],
+        entries: &[("unit_convert", &PLAN_0), ("word_count", &PLAN_1)],
     };
+
+/// `unit_convert`
+static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "value",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Number],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "digits",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Integer],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
+/// `word_count`
+static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(&[]);
