@@ -269,11 +269,24 @@ impl CommandCgroup {
 
     /// Shell text that moves the shell into this cgroup (or ends it with
     /// 125 if it cannot), before the command's first line.
+    ///
+    /// Under cgroup v1 the shell writes `0` (itself) to `tasks`: it moves
+    /// its one thread, which the kernel does without the global lock a
+    /// move through `cgroup.procs` takes (that one waits for an RCU grace
+    /// period: milliseconds, tens of them on a loaded machine, more than
+    /// the shell's own start). The shell has one thread, so the process is
+    /// moved, and everything it forks after is born inside. Under v2 a
+    /// thread cannot leave its process's cgroup: `cgroup.procs` it is.
     pub fn shell_prefix(&self) -> String {
-        let procs = self.dir.join("cgroup.procs");
+        let tasks = self.dir.join("tasks");
+        let (file, me) = if tasks.exists() {
+            (tasks, "0")
+        } else {
+            (self.dir.join("cgroup.procs"), "$$")
+        };
         format!(
-            "echo $$ >{} || exit 125; ",
-            shell_quote(&procs.to_string_lossy())
+            "echo {me} >{} || exit 125; ",
+            shell_quote(&file.to_string_lossy())
         )
     }
 
