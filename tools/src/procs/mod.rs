@@ -405,9 +405,7 @@ pub fn spawn_with(
             .map_err(std::io::Error::other)?;
         let command = if options.user_namespace {
             let (program, args) = contain::unshare_prefix()?;
-            pty_process::blocking::Command::new(program)
-                .env_clear()
-                .envs(env.vars())
+            env.pty_command(program)
                 .args(args)
                 .arg(crate::child_env::shell())
                 .arg("-c")
