@@ -17,6 +17,10 @@
 //!   cmd &`, a double fork) is re-parented to the agent rather than to
 //!   init, and teardown finds it by the tag in its environment.
 //!
+//! **A user namespace** ([`user_namespace_for`], opt-in for a root agent):
+//! its commands hold no capability outside it, so every `/proc` file of the
+//! agent behind a ptrace check is closed to them.
+//!
 //! **Containment** ([`containment`]): each command gets a `pids` cgroup of
 //! its own when the agent can create one (cgroup v2 with the `pids`
 //! controller delegated to the agent's cgroup, or a writable cgroup v1

@@ -3,7 +3,9 @@
 //! processes (`terminal` with `background`, managed by `process`), and
 //! parent-first teardown ([`teardown`]).
 //!
-//! Every command runs as `shell -c COMMAND` in its own process group, with
+//! Every command runs as `shell -c COMMAND` (through `unshare` in a user
+//! namespace of its own when the profile asks:
+//! [`contain::user_namespace_for`]) in its own process group, with
 //! stdin from `/dev/null`, stdout and stderr into one pipe, and the
 //! environment of [`crate::child_env::ChildEnv::for_profile`]. The pipe is
 //! drained into a [`output::Capture`] and the shell reaped either by the
