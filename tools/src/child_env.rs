@@ -131,11 +131,18 @@ impl ChildEnv {
     /// pseudo-terminal (`pty-process`: a session of its own, the terminal
     /// as its controlling terminal and its stdin, stdout and stderr).
     pub fn pty_shell_command(&self, script: &str) -> pty_process::blocking::Command {
-        pty_process::blocking::Command::new(shell())
+        self.pty_command(shell()).arg("-c").arg(script)
+    }
+
+    /// `program` with exactly these variables, to be started on a
+    /// pseudo-terminal.
+    pub fn pty_command(
+        &self,
+        program: impl AsRef<std::ffi::OsStr>,
+    ) -> pty_process::blocking::Command {
+        pty_process::blocking::Command::new(program)
             .env_clear()
             .envs(&self.vars)
-            .arg("-c")
-            .arg(script)
     }
 
     /// `shell -c script` with exactly these variables.

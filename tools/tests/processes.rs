@@ -200,6 +200,69 @@ async fn commands_cannot_open_the_embedding_agents_memory() {
 }
 
 #[tokio::test]
+async fn a_user_namespace_closes_the_agents_proc_files_to_root_commands() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: TERMINAL_USER_NAMESPACE is for root agents");
+        return;
+    }
+    // In-process, as an embedding that never moved its environment out of
+    // the initial block: a variable of this test process is the secret.
+    let probe = "for f in environ maps mem; do \
+                   if (exec 3</proc/$PPID/$f) 2>/dev/null; then echo $f-OPEN; else echo $f-DENIED; fi; \
+                 done; tr '\\0' '\\n' < /proc/$PPID/environ 2>/dev/null | grep -c CARGO_; \
+                 id -u; echo written > own-file && cat own-file";
+    let plain = Sandbox::new("");
+    let v = plain.call("terminal", json!({ "command": probe })).await;
+    let text = v["output"].as_str().unwrap_or_default();
+    // Without the namespace a root command reads the embedding's
+    // environment on this kernel (what the setting is for); another
+    // kernel may close it already.
+    if !text.contains("environ-OPEN") {
+        eprintln!("note: environ already closed without a namespace: {text}");
+    }
+    assert!(text.contains("mem-DENIED"), "{v}");
+
+    let sb = Sandbox::new("TERMINAL_USER_NAMESPACE=1\n");
+    let v = sb.call("terminal", json!({ "command": probe })).await;
+    let text = v["output"].as_str().unwrap_or_default();
+    if text.contains("unshare") {
+        // A kernel or container that refuses user namespaces: the command
+        // fails with the reason and never runs outside one.
+        assert_ne!(v["exit_code"], 0, "{v}");
+        assert!(!text.contains("environ-"), "ran outside the namespace: {v}");
+        eprintln!("skipped: no user namespaces here: {text}");
+        return;
+    }
+    assert_eq!(v["exit_code"], 0, "{v}");
+    for f in ["environ", "maps", "mem"] {
+        assert!(text.contains(&format!("{f}-DENIED")), "{f}: {v}");
+    }
+    // Still root for root's files, in the session's directory.
+    assert!(text.contains("\n0\nwritten\n"), "{v}");
+    // Sessions, the cgroup, teardown hold inside it too.
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": "export HN_USERNS=kept; cd /tmp"}),
+        )
+        .await;
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let m = sb.mark();
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": format!("echo $HN_USERNS $(pwd); grep pids /proc/self/cgroup; setsid sleep {m} & echo ok")}),
+        )
+        .await;
+    let text = v["output"].as_str().unwrap_or_default();
+    assert!(text.starts_with("kept /tmp\n"), "{v}");
+    if is_cgroup() {
+        assert!(text.contains("hermes-"), "not in its cgroup: {v}");
+    }
+    assert!(sb.settle().is_empty(), "escaped: {:?}", sb.marked());
+}
+
+#[tokio::test]
 async fn descendants_that_leave_the_group_are_torn_down() {
     let sb = Sandbox::new("");
     let m = sb.mark();
@@ -297,6 +360,21 @@ async fn a_fork_bomb_stays_under_the_process_bound() {
     assert!(peak <= LIMIT, "{peak} processes at once");
     assert!(peak >= 4, "the bomb did run ({peak})");
     assert!(sb.settle().is_empty(), "left: {:?}", sb.marked());
+    // Emptied cgroups are reused: the next commands (the bomb's cgroup
+    // among the first candidates) neither inherit its failed forks nor a
+    // bound other than theirs.
+    for _ in 0..3 {
+        let v = sb
+            .call(
+                "terminal",
+                json!({"command": "cat /sys/fs/cgroup/pids$(grep :pids: /proc/self/cgroup | cut -d: -f3)/pids.max 2>/dev/null || echo none"}),
+            )
+            .await;
+        assert_eq!(v["exit_code"], 0, "{v}");
+        assert!(v.get("note").is_none(), "{v}");
+        let out = v["output"].as_str().unwrap_or_default();
+        assert!(out == format!("{LIMIT}\n") || out == "none\n", "{v}");
+    }
 }
 
 #[tokio::test]

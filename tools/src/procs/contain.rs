@@ -17,6 +17,10 @@
 //!   cmd &`, a double fork) is re-parented to the agent rather than to
 //!   init, and teardown finds it by the tag in its environment.
 //!
+//! **A user namespace** ([`user_namespace_for`], opt-in for a root agent):
+//! its commands hold no capability outside it, so every `/proc` file of the
+//! agent behind a ptrace check is closed to them.
+//!
 //! **Containment** ([`containment`]): each command gets a `pids` cgroup of
 //! its own when the agent can create one (cgroup v2 with the `pids`
 //! controller delegated to the agent's cgroup, or a writable cgroup v1
@@ -77,6 +81,56 @@ impl Containment {
     }
 }
 
+/// The profile setting (in its `.env`) that runs a root agent's commands
+/// in a user namespace of their own ([`user_namespace_for`]).
+pub const USER_NAMESPACE_SETTING: &str = "TERMINAL_USER_NAMESPACE";
+
+/// Whether `profile`'s commands run in a user namespace of their own:
+/// [`USER_NAMESPACE_SETTING`] is `1`, `true`, `yes` or `on`, and the agent
+/// is root (a user agent's commands are already kept out by
+/// non-dumpability; a user cannot map root).
+///
+/// The namespace maps root to root and nothing else: the command is still
+/// root for the files root owns, but it holds no capability outside its
+/// namespace. The kernel then refuses it every `/proc` file of the agent
+/// that takes a ptrace check (`environ`, `maps`, `mem`, `fd`), whatever
+/// the agent's environment block holds, and refuses it what root's
+/// capabilities give: overriding the permissions of files other users
+/// own (they show as `nobody`), raw sockets and ports below 1024,
+/// mounting, loading modules, ptrace of processes outside. It runs through
+/// util-linux `unshare --user --map-root-user` (one more `exec` per
+/// command); where that is missing or the kernel refuses it, the command
+/// fails with the reason, it never runs outside the namespace.
+pub fn user_namespace_for(profile: &Profile) -> bool {
+    nix::unistd::geteuid().is_root()
+        && profile.secret(USER_NAMESPACE_SETTING).is_some_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
+}
+
+/// The `unshare` program and its arguments for a command in a user
+/// namespace of its own; the shell and its `-c SCRIPT` follow.
+pub fn unshare_prefix() -> std::io::Result<(&'static str, [&'static str; 3])> {
+    static PROGRAM: LazyLock<Option<&'static str>> = LazyLock::new(|| {
+        ["/usr/bin/unshare", "/bin/unshare"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+    });
+    match *PROGRAM {
+        Some(program) => Ok((program, ["--user", "--map-root-user", "--"])),
+        None => Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!(
+                "{USER_NAMESPACE_SETTING} is set but util-linux `unshare` is not installed; \
+                 the command was not run"
+            ),
+        )),
+    }
+}
+
 /// How this machine contains commands (detected on first use).
 pub fn containment() -> &'static Containment {
     static DETECTED: LazyLock<Containment> = LazyLock::new(detect);
@@ -133,16 +187,69 @@ pub fn harden_thread() {
     }
 }
 
-/// The cgroup of one command; removed (after killing what is left in it)
-/// when dropped.
+/// The cgroup of one command; when dropped, what is left in it is killed
+/// and the emptied cgroup goes back to a small pool for the next command
+/// (or is removed when the pool is full).
 #[derive(Debug)]
 pub struct CommandCgroup {
     dir: PathBuf,
+    /// Its `pids.max`.
+    limit: u64,
+    /// `pids.events` `max` when this command got it (a pooled cgroup
+    /// keeps the count of its earlier commands).
+    hits_before: u64,
+    /// Whether it may go back to the pool once empty.
+    reusable: bool,
+}
+
+/// Empty command cgroups kept for the next commands: creating and
+/// removing one per command costs a directory's worth of kernel
+/// bookkeeping each time. Every one is empty (its command and everything
+/// it started are gone); [`release_pool`] removes them at shutdown, and a
+/// crashed agent's are removed by the next one ([`clean_stale`]).
+static POOL: std::sync::Mutex<Vec<(PathBuf, u64)>> = std::sync::Mutex::new(Vec::new());
+/// Empty cgroups kept at most.
+const POOL_SIZE: usize = 16;
+
+fn pool() -> std::sync::MutexGuard<'static, Vec<(PathBuf, u64)>> {
+    POOL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Removes the pooled cgroups (the agent shutting down).
+pub fn release_pool() {
+    for (dir, _) in pool().drain(..) {
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 impl CommandCgroup {
-    /// Creates a cgroup for one command with `pids.max` = `limit`.
+    /// A cgroup for one command with `pids.max` = `limit`: an empty one
+    /// from the pool, else a new one.
     pub fn create(parent: &Path, limit: u64) -> std::io::Result<Self> {
+        let pooled = {
+            let mut pool = pool();
+            let at = pool.iter().rposition(|(d, _)| d.parent() == Some(parent));
+            at.map(|i| pool.swap_remove(i))
+        };
+        if let Some((dir, old_limit)) = pooled {
+            let mut cg = CommandCgroup {
+                dir,
+                limit: old_limit,
+                hits_before: 0,
+                reusable: false,
+            };
+            cg.hits_before = cg.total_limit_hits();
+            let limited = old_limit == limit
+                || std::fs::write(cg.dir.join("pids.max"), limit.to_string()).is_ok();
+            // Still empty (a process there would count toward the bound,
+            // and be torn down with the command).
+            if limited && cg.is_empty() {
+                cg.limit = limit;
+                cg.reusable = true;
+                return Ok(cg);
+            }
+            // Not usable: removed when dropped here.
+        }
         static N: AtomicU64 = AtomicU64::new(0);
         let dir = parent.join(format!(
             "hermes-{}-{}",
@@ -150,7 +257,12 @@ impl CommandCgroup {
             N.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir(&dir)?;
-        let cg = CommandCgroup { dir };
+        let cg = CommandCgroup {
+            dir,
+            limit,
+            hits_before: 0,
+            reusable: true,
+        };
         std::fs::write(cg.dir.join("pids.max"), limit.to_string())?;
         Ok(cg)
     }
@@ -161,11 +273,24 @@ impl CommandCgroup {
 
     /// Shell text that moves the shell into this cgroup (or ends it with
     /// 125 if it cannot), before the command's first line.
+    ///
+    /// Under cgroup v1 the shell writes `0` (itself) to `tasks`: it moves
+    /// its one thread, which the kernel does without the global lock a
+    /// move through `cgroup.procs` takes (that one waits for an RCU grace
+    /// period: milliseconds, tens of them on a loaded machine, more than
+    /// the shell's own start). The shell has one thread, so the process is
+    /// moved, and everything it forks after is born inside. Under v2 a
+    /// thread cannot leave its process's cgroup: `cgroup.procs` it is.
     pub fn shell_prefix(&self) -> String {
-        let procs = self.dir.join("cgroup.procs");
+        let tasks = self.dir.join("tasks");
+        let (file, me) = if tasks.exists() {
+            (tasks, "0")
+        } else {
+            (self.dir.join("cgroup.procs"), "$$")
+        };
         format!(
-            "echo $$ >{} || exit 125; ",
-            shell_quote(&procs.to_string_lossy())
+            "echo {me} >{} || exit 125; ",
+            shell_quote(&file.to_string_lossy())
         )
     }
 
@@ -176,8 +301,21 @@ impl CommandCgroup {
             .unwrap_or_default()
     }
 
-    /// How many times a fork failed on the bound (`pids.events`: `max N`).
+    /// Whether nothing counts toward its bound: no process, and no zombie
+    /// waiting to be reaped (`pids.current` counts those too, where
+    /// `cgroup.procs` no longer lists them).
+    fn is_empty(&self) -> bool {
+        std::fs::read_to_string(self.dir.join("pids.current")).is_ok_and(|t| t.trim() == "0")
+    }
+
+    /// How many times a fork of this command failed on the bound.
     pub fn limit_hits(&self) -> u64 {
+        self.total_limit_hits().saturating_sub(self.hits_before)
+    }
+
+    /// How many times a fork in this cgroup failed on its bound, for every
+    /// command it held (`pids.events`: `max N`).
+    fn total_limit_hits(&self) -> u64 {
         std::fs::read_to_string(self.dir.join("pids.events"))
             .ok()
             .and_then(|t| {
@@ -192,8 +330,16 @@ impl CommandCgroup {
 impl Drop for CommandCgroup {
     /// Whatever is still inside is killed (a finished command forgotten by
     /// the table takes what it left with it), zombies that are ours are
-    /// reaped, and the cgroup is removed.
+    /// reaped, and the cgroup is removed, or kept in the pool when it was
+    /// empty and there is room.
     fn drop(&mut self) {
+        if self.reusable && self.is_empty() {
+            let mut pool = pool();
+            if pool.len() < POOL_SIZE {
+                pool.push((std::mem::take(&mut self.dir), self.limit));
+                return;
+            }
+        }
         // Killed processes leave the cgroup within milliseconds; an empty
         // cgroup that still cannot be removed is given a few tries only.
         let deadline = Instant::now() + Duration::from_secs(2);

@@ -3,11 +3,16 @@
 //! processes (`terminal` with `background`, managed by `process`), and
 //! parent-first teardown ([`teardown`]).
 //!
-//! Every command runs as `shell -c COMMAND` in its own process group, with
+//! Every command runs as `shell -c COMMAND` (through `unshare` in a user
+//! namespace of its own when the profile asks:
+//! [`contain::user_namespace_for`]) in its own process group, with
 //! stdin from `/dev/null`, stdout and stderr into one pipe, and the
-//! environment of [`crate::child_env::ChildEnv::for_profile`]. A reader
-//! thread drains the pipe into a [`output::Capture`]; a waiter thread reaps
-//! the shell and records its exit code.
+//! environment of [`crate::child_env::ChildEnv::for_profile`]. The pipe is
+//! drained into a [`output::Capture`] and the shell reaped either by the
+//! caller itself (a foreground command: [`Spawned::wait_exit`] polls the
+//! shell's pidfd and the pipe together, no thread), or by a reader thread
+//! and a waiter thread (background commands, pseudo-terminals, commands
+//! watched for notifications, and kernels without pidfds).
 
 pub mod contain;
 pub mod environ;
@@ -129,6 +134,117 @@ pub struct Spawned {
     pub tag: Option<String>,
     /// The process bound it runs under.
     pub max_processes: u64,
+    /// The shell and its output, when the caller waits for them itself
+    /// ([`SpawnOptions::inline`]); `None` once reaped and drained, or when
+    /// threads do it.
+    inline: Mutex<Option<Inline>>,
+}
+
+/// A command waited for in the caller's thread.
+#[derive(Debug)]
+struct Inline {
+    child: std::process::Child,
+    /// Readable once the shell exited.
+    pidfd: std::os::fd::OwnedFd,
+    /// `None` at end of file.
+    reader: Option<std::io::PipeReader>,
+}
+
+impl Inline {
+    /// Waits up to `limit` for the shell's exit or output; reads what
+    /// arrived. The exit code once the shell is reaped.
+    fn step(&mut self, output: &Mutex<Capture>, limit: Duration) -> Option<i32> {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let timeout = Timespec {
+            tv_sec: i64::try_from(limit.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(limit.subsec_nanos()),
+        };
+        let (exited, readable) = {
+            let mut fds = vec![PollFd::new(&self.pidfd, PollFlags::IN)];
+            if let Some(r) = &self.reader {
+                fds.push(PollFd::new(r, PollFlags::IN));
+            }
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(_) => (
+                    !fds[0].revents().is_empty(),
+                    fds.get(1).is_some_and(|f| !f.revents().is_empty()),
+                ),
+                // Interrupted, or out of memory for the poll: look again
+                // shortly (never a busy loop).
+                Err(_) => {
+                    std::thread::sleep(limit.min(Duration::from_millis(10)));
+                    (false, false)
+                }
+            }
+        };
+        if readable {
+            self.read_once(output);
+        }
+        if exited {
+            return self.reap(Duration::from_secs(1));
+        }
+        None
+    }
+
+    /// One read of what the pipe holds (it is readable: this does not
+    /// block); end of file closes it.
+    fn read_once(&mut self, output: &Mutex<Capture>) {
+        let Some(reader) = &mut self.reader else {
+            return;
+        };
+        let mut buf = [0u8; 8192];
+        match reader.read(&mut buf) {
+            Ok(0) => self.reader = None,
+            Ok(n) => lock(output).push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => self.reader = None,
+        }
+    }
+
+    /// Reaps the shell, waiting up to `limit` for it to exit.
+    fn reap(&mut self, limit: Duration) -> Option<i32> {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return Some(exit_code(status)),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Ok(None) => return None,
+                Err(_) => return Some(-1),
+            }
+        }
+    }
+
+    /// Reads until every writer closed the pipe, for at most `limit`.
+    fn drain(&mut self, output: &Mutex<Capture>, limit: Duration) {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let deadline = Instant::now() + limit;
+        while let Some(reader) = &self.reader {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let timeout = Timespec {
+                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(left.subsec_nanos()),
+            };
+            let mut fds = [PollFd::new(reader, PollFlags::IN)];
+            match poll(&mut fds, Some(&timeout)) {
+                Ok(0) => return,
+                Ok(_) => self.read_once(output),
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    }
+}
+
+/// The exit code of a status: 128 + N when killed by signal N.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
 }
 
 impl Spawned {
@@ -137,6 +253,31 @@ impl Spawned {
             pid: self.pid,
             start: self.start,
             pgid: self.pid,
+        }
+    }
+
+    /// Waits up to `limit` for the shell to exit; its exit code, or `None`
+    /// when it still runs. A command waited for in this thread has its
+    /// output read meanwhile.
+    pub fn wait_exit(&self, limit: Duration) -> Option<i32> {
+        let mut guard = lock(&self.inline);
+        let Some(inline) = guard.as_mut() else {
+            drop(guard);
+            return self.exit.wait(limit);
+        };
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(code) = self.exit.get() {
+                return Some(code);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if let Some(code) = inline.step(&self.output, left) {
+                self.exit.set(code);
+                return Some(code);
+            }
+            if left.is_zero() {
+                return None;
+            }
         }
     }
 
@@ -149,6 +290,15 @@ impl Spawned {
             self.tag.as_deref(),
             grace,
         );
+        if let Some(mut inline) = lock(&self.inline).take() {
+            if self.exit.get().is_none() {
+                let code = inline.reap(Duration::from_secs(1)).unwrap_or(-1);
+                self.exit.set(code);
+            }
+            inline.drain(&self.output, Duration::from_millis(500));
+            self.output_done.set(());
+            return report;
+        }
         self.exit.wait(Duration::from_secs(1));
         self.output_done.wait(Duration::from_millis(500));
         report
@@ -178,6 +328,13 @@ pub struct SpawnOptions {
     pub max_processes: u64,
     /// Told about its output and its exit.
     pub watcher: Option<Arc<notify::Watcher>>,
+    /// The caller waits for it ([`Spawned::wait_exit`]) and tears it down
+    /// in its own thread: no reader or waiter thread. Only without a
+    /// pseudo-terminal or a watcher, and where the kernel has pidfds;
+    /// otherwise threads do it as for any command.
+    pub inline: bool,
+    /// In a user namespace of its own ([`contain::user_namespace_for`]).
+    pub user_namespace: bool,
 }
 
 impl SpawnOptions {
@@ -190,6 +347,8 @@ impl SpawnOptions {
             pty: false,
             max_processes: contain::DEFAULT_MAX_PROCESSES,
             watcher: None,
+            inline: false,
+            user_namespace: false,
         }
     }
 }
@@ -241,44 +400,63 @@ pub fn spawn_with(
     };
     let script = format!("{prefix}{script}");
 
-    let (child, reader, input): (std::process::Child, Box<dyn Read + Send>, Option<Input>) =
-        if options.pty {
-            let (pty, pts) = pty_process::blocking::open().map_err(std::io::Error::other)?;
-            pty.resize(pty_process::Size::new(PTY_ROWS, PTY_COLS))
-                .map_err(std::io::Error::other)?;
-            let child = env
-                .pty_shell_command(&script)
-                .current_dir(cwd)
-                .spawn(pts)
-                .map_err(std::io::Error::other)?;
-            let pty = Arc::new(pty);
-            (
-                child,
-                Box::new(PtyReader(pty.clone())),
-                Some(Input::Pty(pty)),
-            )
+    let (child, reader, input): (std::process::Child, OutputReader, Option<Input>) = if options.pty
+    {
+        let (pty, pts) = pty_process::blocking::open().map_err(std::io::Error::other)?;
+        pty.resize(pty_process::Size::new(PTY_ROWS, PTY_COLS))
+            .map_err(std::io::Error::other)?;
+        let command = if options.user_namespace {
+            let (program, args) = contain::unshare_prefix()?;
+            env.pty_command(program)
+                .args(args)
+                .arg(crate::child_env::shell())
+                .arg("-c")
+                .arg(&script)
         } else {
-            let (reader, writer) = std::io::pipe()?;
-            let mut cmd = env.shell_command(&script);
-            let input = if options.stdin {
-                let (stdin, input) = std::io::pipe()?;
-                cmd.stdin(stdin);
-                Some(input)
-            } else {
-                cmd.stdin(Stdio::null());
-                None
-            };
-            cmd.current_dir(cwd)
-                .stdout(writer.try_clone()?)
-                .stderr(writer)
-                .process_group(0);
-            let child = cmd.spawn()?;
-            // The command holds our copies of the pipes' child ends: drop
-            // them so the reader sees end-of-file once the child's family
-            // closes theirs.
-            drop(cmd);
-            (child, Box::new(reader), input.map(Input::Pipe))
+            env.pty_shell_command(&script)
         };
+        let child = command
+            .current_dir(cwd)
+            .spawn(pts)
+            .map_err(std::io::Error::other)?;
+        let pty = Arc::new(pty);
+        (
+            child,
+            OutputReader::Pty(PtyReader(pty.clone())),
+            Some(Input::Pty(pty)),
+        )
+    } else {
+        let (reader, writer) = std::io::pipe()?;
+        let mut cmd = if options.user_namespace {
+            let (program, args) = contain::unshare_prefix()?;
+            let mut cmd = env.command(program);
+            cmd.args(args)
+                .arg(crate::child_env::shell())
+                .arg("-c")
+                .arg(&script);
+            cmd
+        } else {
+            env.shell_command(&script)
+        };
+        let input = if options.stdin {
+            let (stdin, input) = std::io::pipe()?;
+            cmd.stdin(stdin);
+            Some(input)
+        } else {
+            cmd.stdin(Stdio::null());
+            None
+        };
+        cmd.current_dir(cwd)
+            .stdout(writer.try_clone()?)
+            .stderr(writer)
+            .process_group(0);
+        let child = cmd.spawn()?;
+        // The command holds our copies of the pipes' child ends: drop
+        // them so the reader sees end-of-file once the child's family
+        // closes theirs.
+        drop(cmd);
+        (child, OutputReader::Pipe(reader), input.map(Input::Pipe))
+    };
     if let Some(Input::Pipe(w)) = &input {
         set_nonblocking(w);
     }
@@ -287,6 +465,39 @@ pub fn spawn_with(
 
     let output = Arc::new(Mutex::new(Capture::new(options.head_cap, options.tail_cap)));
     let output_done = Arc::new(Latch::default());
+    let exit = Arc::new(Latch::default());
+    let mut spawned = Spawned {
+        pid,
+        start,
+        exit: exit.clone(),
+        output: output.clone(),
+        output_done: output_done.clone(),
+        input: Mutex::new(input),
+        pty: options.pty,
+        cgroup,
+        tag,
+        max_processes: options.max_processes,
+        inline: Mutex::new(None),
+    };
+    let (child, reader) = match reader {
+        OutputReader::Pipe(reader) if options.inline && options.watcher.is_none() => {
+            match rustix::process::Pid::from_raw(pid)
+                .map(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()))
+            {
+                Some(Ok(pidfd)) => {
+                    *spawned.inline.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(Inline {
+                        child,
+                        pidfd,
+                        reader: Some(reader),
+                    });
+                    return Ok(spawned);
+                }
+                // No pidfd (a kernel before 5.3): threads, as below.
+                _ => (child, OutputReader::Pipe(reader)),
+            }
+        }
+        other => (child, other),
+    };
     {
         let (output, done) = (output.clone(), output_done.clone());
         let watcher = options.watcher.clone();
@@ -296,7 +507,11 @@ pub fn spawn_with(
             .spawn(move || {
                 let mut buf = [0u8; 8192];
                 loop {
-                    match reader.read(&mut buf) {
+                    let read = match &mut reader {
+                        OutputReader::Pipe(r) => r.read(&mut buf),
+                        OutputReader::Pty(r) => r.read(&mut buf),
+                    };
+                    match read {
                         Ok(0) => break,
                         Ok(n) => {
                             lock(&output).push(&buf[..n]);
@@ -313,7 +528,6 @@ pub fn spawn_with(
                 done.set(());
             })?;
     }
-    let exit = Arc::new(Latch::default());
     {
         let exit = exit.clone();
         let watcher = options.watcher.clone();
@@ -322,13 +536,7 @@ pub fn spawn_with(
         std::thread::Builder::new()
             .name(format!("hermes-wait-{pid}"))
             .spawn(move || {
-                let code = match child.wait() {
-                    Ok(status) => status
-                        .code()
-                        .or_else(|| status.signal().map(|s| 128 + s))
-                        .unwrap_or(-1),
-                    Err(_) => -1,
-                };
+                let code = child.wait().map_or(-1, exit_code);
                 exit.set(code);
                 if let Some(w) = watcher {
                     // The last bytes first (children may hold the pipe).
@@ -337,18 +545,13 @@ pub fn spawn_with(
                 }
             })?;
     }
-    Ok(Spawned {
-        pid,
-        start,
-        exit,
-        output,
-        output_done,
-        input: Mutex::new(input),
-        pty: options.pty,
-        cgroup,
-        tag,
-        max_processes: options.max_processes,
-    })
+    Ok(spawned)
+}
+
+/// Where a command's output is read from.
+enum OutputReader {
+    Pipe(std::io::PipeReader),
+    Pty(PtyReader),
 }
 
 /// Reads a shared pseudo-terminal (its writer is the command's input).
@@ -554,6 +757,7 @@ impl ProcessTable {
             stdin: true,
             pty: options.pty,
             max_processes: contain::max_processes_for(ctx.profile()),
+            user_namespace: contain::user_namespace_for(ctx.profile()),
             watcher: watcher.is_active().then(|| watcher.clone()),
             ..SpawnOptions::new(BG_HEAD_BYTES, BG_TAIL_BYTES)
         };
@@ -635,6 +839,8 @@ impl ProcessTable {
                 });
             }
         });
+        drop(all);
+        contain::release_pool();
         running
     }
 }

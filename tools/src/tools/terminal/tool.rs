@@ -199,6 +199,8 @@ pub fn terminal(
     let options = procs::SpawnOptions {
         pty,
         max_processes: procs::contain::max_processes_for(ctx.profile()),
+        inline: true,
+        user_namespace: procs::contain::user_namespace_for(ctx.profile()),
         ..procs::SpawnOptions::new(head, kept - head)
     };
     let run = procs::spawn_with(&start.env, &wrapped.script, &cwd, &options)
@@ -208,7 +210,7 @@ pub fn terminal(
     let _tracked = procs::table().track_foreground(&run);
     let grace = procs::grace_for(ctx.profile());
 
-    let finished = run.exit.wait(Duration::from_secs(secs));
+    let finished = run.wait_exit(Duration::from_secs(secs));
     // Whatever still runs of the command's family is torn down: after a
     // timeout that is the command itself, after an exit it is what the
     // command left behind (`cmd &`), which would otherwise be orphaned.
