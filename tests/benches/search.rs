@@ -24,8 +24,14 @@ use hermes_runtime::{Profile, ToolContext};
 use serde_json::json;
 
 /// Patterns searched: a rare one (a few hits), a common one (thousands),
-/// and one with a regex class.
-const PATTERNS: &[&str] = &["unsafe impl Send for", "fn main", r"Err\(e\) => return"];
+/// one with escaped regex characters, and one with very many matches (about
+/// a hundred thousand lines on a full registry, where per-match costs show).
+const PATTERNS: &[&str] = &[
+    "unsafe impl Send for",
+    "fn main",
+    r"Err\(e\) => return",
+    "pub fn",
+];
 
 /// Pairs measured per ratio (`HERMES_BENCH_PAIRS` changes it; 0 skips the
 /// ratios, for profiling one side through a divan filter).

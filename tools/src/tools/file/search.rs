@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::fs::{self, File};
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -648,6 +649,10 @@ impl Run<'_> {
         let batches_in_flight = IN_FLIGHT / batch;
         let deadline = self.deadline;
         type Done = Vec<(PathBuf, Option<Found>)>;
+        // Lines found in the files taken so far: a file not yet taken
+        // comes after them all, so it need keep no line past the first
+        // `keep` minus these (with many matches, most files keep none).
+        let taken = AtomicU64::new(0);
         std::thread::scope(|scope| {
             let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Vec<PathBuf>)>(batches_in_flight);
             let job_rx = Arc::new(Mutex::new(job_rx));
@@ -655,6 +660,7 @@ impl Run<'_> {
             for _ in 0..workers {
                 let jobs = job_rx.clone();
                 let found = found_tx.clone();
+                let taken = &taken;
                 scope.spawn(move || {
                     let mut buf = Vec::new();
                     loop {
@@ -665,6 +671,13 @@ impl Run<'_> {
                         let done: Done = paths
                             .into_iter()
                             .map(|path| {
+                                let want = match want {
+                                    Want::Lines { context, keep } => Want::Lines {
+                                        context,
+                                        keep: keep.saturating_sub(taken.load(Ordering::Relaxed)),
+                                    },
+                                    other => other,
+                                };
                                 let result = read_file(&path, matcher, want, deadline, &mut buf);
                                 (path, result)
                             })
@@ -694,6 +707,7 @@ impl Run<'_> {
                             continue;
                         };
                         run.cut_lines += found.scan.cut_lines;
+                        taken.fetch_add(found.count, Ordering::Relaxed);
                         let late = found.scan.out_of_time;
                         if *open && !take(run, &path, found) {
                             *open = false;
