@@ -755,7 +755,6 @@ impl Run<'_> {
             if !paths.is_empty() {
                 send(self, paths, &mut waiting, &mut next, &mut sent, &mut open);
             }
-            drop(send);
             drop(job_tx);
             while next < sent {
                 match found_rx.recv() {
