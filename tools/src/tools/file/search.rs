@@ -583,14 +583,15 @@ struct Run<'g> {
 }
 
 impl Run<'_> {
-    /// Calls `each` with every regular file of the walk the guard lets
-    /// through, in path order, until the deadline or until `each` answers
-    /// false. With `with_meta`, each file's metadata comes too and empty
-    /// files are skipped; without it no file is stat-ed here (the type
-    /// comes from the folder listing), and the reader skips empty ones.
+    /// Calls `each` with every regular file of the walk, in path order,
+    /// until the deadline or until `each` answers false. With `checked`,
+    /// each file's metadata comes too, empty files are skipped and the
+    /// guard's refusals left out (counted in `omitted`) here; without it,
+    /// no file is stat-ed here (the type comes from the folder listing) and
+    /// the reader does both checks (see [`read_file`]), off this thread.
     fn each_file(
         &mut self,
-        with_meta: bool,
+        checked: bool,
         mut each: impl FnMut(&mut Self, &Path, Option<&fs::Metadata>) -> bool,
     ) {
         let walk = self.walk.builder.build();
@@ -603,7 +604,7 @@ impl Run<'_> {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            let meta = if with_meta {
+            let meta = if checked {
                 let Ok(meta) = entry.metadata() else {
                     continue;
                 };
@@ -615,7 +616,7 @@ impl Run<'_> {
             } else {
                 None
             };
-            if let Some(guard) = self.guard {
+            if let Some(guard) = self.guard.filter(|_| checked) {
                 if guard.read_error(entry.path(), entry.path()).is_some() {
                     self.omitted += 1;
                     continue;
@@ -648,6 +649,7 @@ impl Run<'_> {
         let batch = (IN_FLIGHT / (2 * workers)).max(1);
         let batches_in_flight = IN_FLIGHT / batch;
         let deadline = self.deadline;
+        let guard = self.guard;
         type Done = Vec<(PathBuf, Option<Found>)>;
         // Lines found in the files taken so far: a file not yet taken
         // comes after them all, so it need keep no line past the first
@@ -678,7 +680,8 @@ impl Run<'_> {
                                     },
                                     other => other,
                                 };
-                                let result = read_file(&path, matcher, want, deadline, &mut buf);
+                                let result =
+                                    read_file(&path, guard, matcher, want, deadline, &mut buf);
                                 (path, result)
                             })
                             .collect();
@@ -706,6 +709,10 @@ impl Run<'_> {
                         let Some(found) = found else {
                             continue;
                         };
+                        if found.omitted {
+                            run.omitted += 1;
+                            continue;
+                        }
                         run.cut_lines += found.scan.cut_lines;
                         taken.fetch_add(found.count, Ordering::Relaxed);
                         let late = found.scan.out_of_time;
@@ -900,17 +907,27 @@ struct Found {
     /// The first of them (number, text cut for showing).
     kept: Vec<(u64, String)>,
     scan: Scan,
+    /// The read guard refused the file: it was not opened.
+    omitted: bool,
 }
 
 /// Reads the file at `path` for a content search; `None` when it is
-/// binary, unreadable or not a regular file.
+/// binary, unreadable, empty or not a regular file. A file the read guard
+/// refuses is not opened: its result says `omitted`.
 fn read_file(
     path: &Path,
+    guard: Option<&Guard>,
     matcher: &Matcher,
     want: Want,
     deadline: Instant,
     buf: &mut Vec<u8>,
 ) -> Option<Found> {
+    if guard.is_some_and(|g| g.read_error(path, path).is_some()) {
+        return Some(Found {
+            omitted: true,
+            ..Found::default()
+        });
+    }
     let (file, meta) = open_regular(path).ok()?;
     // Empty, or a kernel file that only claims to be: nothing to read.
     if !meta.is_file() || meta.len() == 0 {
