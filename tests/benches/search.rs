@@ -10,7 +10,9 @@
 //! pair, so a drift of the machine's speed moves both sides alike.
 //!
 //! Run: `cargo bench -p hermes-tests --bench search` (needs `rg` on PATH;
-//! Debian: `apt-get install ripgrep`).
+//! Debian: `apt-get install ripgrep`). `HERMES_BENCH_PATTERN=TEXT` keeps
+//! only the patterns containing TEXT (both the table and the ratios); a
+//! divan filter (`-- search_files`) narrows the table only.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -22,10 +24,17 @@ use hermes_runtime::{Profile, ToolContext};
 use serde_json::json;
 
 /// Patterns searched: a rare one (a few hits), a common one (thousands),
-/// and one with a regex class.
-const PATTERNS: &[&str] = &["unsafe impl Send for", "fn main", r"Err\(e\) => return"];
+/// one with escaped regex characters, and one with very many matches (about
+/// a hundred thousand lines on a full registry, where per-match costs show).
+const PATTERNS: &[&str] = &[
+    "unsafe impl Send for",
+    "fn main",
+    r"Err\(e\) => return",
+    "pub fn",
+];
 
-/// Pairs measured per ratio.
+/// Pairs measured per ratio (`HERMES_BENCH_PAIRS` changes it; 0 skips the
+/// ratios, for profiling one side through a divan filter).
 const PAIRS: usize = 9;
 
 static TREE: LazyLock<PathBuf> = LazyLock::new(|| {
@@ -55,9 +64,27 @@ fn main() {
         return;
     }
     divan::main();
-    for pattern in PATTERNS {
-        paired_ratio(pattern);
+    let pairs = std::env::var("HERMES_BENCH_PAIRS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(PAIRS);
+    if pairs == 0 {
+        return;
     }
+    for pattern in patterns() {
+        paired_ratio(pattern, pairs);
+    }
+}
+
+/// The patterns of [`PATTERNS`] this run measures: those containing
+/// `HERMES_BENCH_PATTERN`, when it is set.
+fn patterns() -> Vec<&'static str> {
+    let only = std::env::var("HERMES_BENCH_PATTERN").unwrap_or_default();
+    PATTERNS
+        .iter()
+        .copied()
+        .filter(|p| p.contains(only.as_str()))
+        .collect()
 }
 
 /// One `search_files` call; answers its total count.
@@ -85,20 +112,20 @@ fn rg(pattern: &str) -> u64 {
     out.stdout.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-#[divan::bench(args = PATTERNS, sample_count = 3, sample_size = 1)]
+#[divan::bench(args = patterns(), sample_count = 3, sample_size = 1)]
 fn search_files(pattern: &str) -> u64 {
     ours(black_box(pattern))
 }
 
-#[divan::bench(args = PATTERNS, sample_count = 3, sample_size = 1)]
+#[divan::bench(args = patterns(), sample_count = 3, sample_size = 1)]
 fn ripgrep(pattern: &str) -> u64 {
     rg(black_box(pattern))
 }
 
-/// Prints the median ratio of `search_files` to `rg` over [`PAIRS`] pairs,
+/// Prints the median ratio of `search_files` to `rg` over `pairs` pairs,
 /// and both medians; and both counts, which should agree (rg's counts
 /// include hidden-file rules and binary handling of its own).
-fn paired_ratio(pattern: &str) {
+fn paired_ratio(pattern: &str, pairs: usize) {
     let time = |f: &dyn Fn(&str) -> u64| {
         let start = Instant::now();
         let n = f(pattern);
@@ -106,7 +133,7 @@ fn paired_ratio(pattern: &str) {
     };
     let (mut ratios, mut a_ms, mut b_ms) = (Vec::new(), Vec::new(), Vec::new());
     let (mut a_n, mut b_n) = (0, 0);
-    for pair in 0..PAIRS {
+    for pair in 0..pairs {
         let ((ta, na), (tb, nb)) = if pair % 2 == 0 {
             let a = time(&ours);
             (a, time(&rg))

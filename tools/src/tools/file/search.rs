@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::fs::{self, File};
 use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -582,10 +583,17 @@ struct Run<'g> {
 }
 
 impl Run<'_> {
-    /// Calls `each` with every regular, non-empty file of the walk the
-    /// guard lets through (and its metadata), in path order, until the
-    /// deadline or until `each` answers false.
-    fn each_file(&mut self, mut each: impl FnMut(&mut Self, &Path, &fs::Metadata) -> bool) {
+    /// Calls `each` with every regular file of the walk, in path order,
+    /// until the deadline or until `each` answers false. With `checked`,
+    /// each file's metadata comes too, empty files are skipped and the
+    /// guard's refusals left out (counted in `omitted`) here; without it,
+    /// no file is stat-ed here (the type comes from the folder listing) and
+    /// the reader does both checks (see [`read_file`]), off this thread.
+    fn each_file(
+        &mut self,
+        checked: bool,
+        mut each: impl FnMut(&mut Self, &Path, Option<&fs::Metadata>) -> bool,
+    ) {
         let walk = self.walk.builder.build();
         for entry in walk.flatten() {
             if Instant::now() >= self.deadline {
@@ -596,31 +604,38 @@ impl Run<'_> {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
-            let Ok(meta) = entry.metadata() else {
-                continue;
+            let meta = if checked {
+                let Ok(meta) = entry.metadata() else {
+                    continue;
+                };
+                // Empty, or a kernel file that only claims to be: nothing to read.
+                if meta.len() == 0 {
+                    continue;
+                }
+                Some(meta)
+            } else {
+                None
             };
-            // Empty, or a kernel file that only claims to be: nothing to read.
-            if meta.len() == 0 {
-                continue;
-            }
-            if let Some(guard) = self.guard {
+            if let Some(guard) = self.guard.filter(|_| checked) {
                 if guard.read_error(entry.path(), entry.path()).is_some() {
                     self.omitted += 1;
                     continue;
                 }
             }
-            if !each(self, entry.path(), &meta) {
+            if !each(self, entry.path(), meta.as_ref()) {
                 break;
             }
         }
     }
 
-    /// Content search: walks the files in path order, hands them to
-    /// worker threads (as many as the machine has cores, at most
-    /// [`MAX_WORKERS`]) to read as `want` says, and calls `take` with each
-    /// file's result in path order, until it answers false. At most
+    /// Content search: walks the files in path order, hands them in
+    /// batches to worker threads (as many as the machine has cores, at
+    /// most [`MAX_WORKERS`]) to read as `want` says, and calls `take` with
+    /// each file's result in path order, until it answers false. At most
     /// [`IN_FLIGHT`] files are read or waiting at once, so memory stays
-    /// bounded whatever the tree.
+    /// bounded whatever the tree. Batches keep the hand-overs between
+    /// threads (each a wake-up, costly on a busy machine) to a few per
+    /// batch rather than per file.
     fn content(
         &mut self,
         matcher: &Matcher,
@@ -630,43 +645,76 @@ impl Run<'_> {
         let workers = std::thread::available_parallelism()
             .map_or(1, usize::from)
             .clamp(1, MAX_WORKERS);
+        // Two batches per worker in flight: one being read, one waiting.
+        let batch = (IN_FLIGHT / (2 * workers)).max(1);
+        let batches_in_flight = IN_FLIGHT / batch;
         let deadline = self.deadline;
+        let guard = self.guard;
+        type Done = Vec<(PathBuf, Option<Found>)>;
+        // Lines found in the files taken so far: a file not yet taken
+        // comes after them all, so it need keep no line past the first
+        // `keep` minus these (with many matches, most files keep none).
+        let taken = AtomicU64::new(0);
         std::thread::scope(|scope| {
-            let (job_tx, job_rx) = mpsc::sync_channel::<(usize, PathBuf)>(IN_FLIGHT);
+            let (job_tx, job_rx) = mpsc::sync_channel::<(usize, Vec<PathBuf>)>(batches_in_flight);
             let job_rx = Arc::new(Mutex::new(job_rx));
-            let (found_tx, found_rx) = mpsc::channel::<(usize, PathBuf, Option<Found>)>();
+            let (found_tx, found_rx) = mpsc::channel::<(usize, Done)>();
             for _ in 0..workers {
                 let jobs = job_rx.clone();
                 let found = found_tx.clone();
+                let taken = &taken;
                 scope.spawn(move || {
                     let mut buf = Vec::new();
                     loop {
                         let job = jobs.lock().map_or(None, |rx| rx.recv().ok());
-                        let Some((index, path)) = job else {
+                        let Some((index, paths)) = job else {
                             return;
                         };
-                        let result = read_file(&path, matcher, want, deadline, &mut buf);
-                        if found.send((index, path, result)).is_err() {
+                        let done: Done = paths
+                            .into_iter()
+                            .map(|path| {
+                                let want = match want {
+                                    Want::Lines { context, keep } => Want::Lines {
+                                        context,
+                                        keep: keep.saturating_sub(taken.load(Ordering::Relaxed)),
+                                    },
+                                    other => other,
+                                };
+                                let result =
+                                    read_file(&path, guard, matcher, want, deadline, &mut buf);
+                                (path, result)
+                            })
+                            .collect();
+                        if found.send((index, done)).is_err() {
                             return;
                         }
                     }
                 });
             }
             drop(found_tx);
-            // Results that came before those ahead of them.
-            let mut waiting: BTreeMap<usize, (PathBuf, Option<Found>)> = BTreeMap::new();
+            // Batches that came before those ahead of them.
+            let mut waiting: BTreeMap<usize, Done> = BTreeMap::new();
             let mut next = 0usize;
             let mut sent = 0usize;
             let mut open = true;
-            // Takes the results that are next in order; false once `take` is done.
+            // Takes the batches that are next in order; `open` turns false
+            // once `take` is done.
             let mut drain = |run: &mut Self,
-                             waiting: &mut BTreeMap<usize, (PathBuf, Option<Found>)>,
+                             waiting: &mut BTreeMap<usize, Done>,
                              next: &mut usize,
                              open: &mut bool| {
-                while let Some((path, found)) = waiting.remove(next) {
+                while let Some(done) = waiting.remove(next) {
                     *next += 1;
-                    if let Some(found) = found {
+                    for (path, found) in done {
+                        let Some(found) = found else {
+                            continue;
+                        };
+                        if found.omitted {
+                            run.omitted += 1;
+                            continue;
+                        }
                         run.cut_lines += found.scan.cut_lines;
+                        taken.fetch_add(found.count, Ordering::Relaxed);
                         let late = found.scan.out_of_time;
                         if *open && !take(run, &path, found) {
                             *open = false;
@@ -678,31 +726,47 @@ impl Run<'_> {
                     }
                 }
             };
-            self.each_file(|run, path, _| {
-                // Keep at most IN_FLIGHT files between the walk and `take`.
-                while sent - next >= IN_FLIGHT && open {
+            // Sends `paths` as the next batch, first waiting (and taking
+            // results) while [`IN_FLIGHT`] files are out; false when the
+            // search is over.
+            let mut send = |run: &mut Self,
+                            paths: Vec<PathBuf>,
+                            waiting: &mut BTreeMap<usize, Done>,
+                            next: &mut usize,
+                            sent: &mut usize,
+                            open: &mut bool| {
+                while *sent - *next >= batches_in_flight && *open {
                     match found_rx.recv() {
-                        Ok((i, p, f)) => {
-                            waiting.insert(i, (p, f));
+                        Ok((i, done)) => {
+                            waiting.insert(i, done);
                         }
                         Err(_) => break,
                     }
-                    drain(run, &mut waiting, &mut next, &mut open);
+                    drain(run, waiting, next, open);
                 }
-                if !open {
+                if !*open || job_tx.send((*sent, paths)).is_err() {
                     return false;
                 }
-                if job_tx.send((sent, path.to_path_buf())).is_err() {
-                    return false;
-                }
-                sent += 1;
+                *sent += 1;
                 true
+            };
+            let mut paths = Vec::with_capacity(batch);
+            self.each_file(false, |run, path, _| {
+                paths.push(path.to_path_buf());
+                if paths.len() < batch {
+                    return true;
+                }
+                let full = std::mem::replace(&mut paths, Vec::with_capacity(batch));
+                send(run, full, &mut waiting, &mut next, &mut sent, &mut open)
             });
+            if !paths.is_empty() {
+                send(self, paths, &mut waiting, &mut next, &mut sent, &mut open);
+            }
             drop(job_tx);
             while next < sent {
                 match found_rx.recv() {
-                    Ok((i, p, f)) => {
-                        waiting.insert(i, (p, f));
+                    Ok((i, done)) => {
+                        waiting.insert(i, done);
                     }
                     Err(_) => break,
                 }
@@ -787,9 +851,11 @@ impl Run<'_> {
         // The oldest of the kept files on top, to be dropped first.
         let mut newest: BinaryHeap<Reverse<(SystemTime, Reverse<PathBuf>)>> = BinaryHeap::new();
         let mut total = 0u64;
-        self.each_file(|_, path, meta| {
+        self.each_file(true, |_, path, meta| {
             total += 1;
-            let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            let mtime = meta
+                .and_then(|m| m.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
             newest.push(Reverse((mtime, Reverse(path.to_path_buf()))));
             if newest.len() > keep {
                 newest.pop();
@@ -841,19 +907,30 @@ struct Found {
     /// The first of them (number, text cut for showing).
     kept: Vec<(u64, String)>,
     scan: Scan,
+    /// The read guard refused the file: it was not opened.
+    omitted: bool,
 }
 
 /// Reads the file at `path` for a content search; `None` when it is
-/// binary, unreadable or not a regular file.
+/// binary, unreadable, empty or not a regular file. A file the read guard
+/// refuses is not opened: its result says `omitted`.
 fn read_file(
     path: &Path,
+    guard: Option<&Guard>,
     matcher: &Matcher,
     want: Want,
     deadline: Instant,
     buf: &mut Vec<u8>,
 ) -> Option<Found> {
+    if guard.is_some_and(|g| g.read_error(path, path).is_some()) {
+        return Some(Found {
+            omitted: true,
+            ..Found::default()
+        });
+    }
     let (file, meta) = open_regular(path).ok()?;
-    if !meta.is_file() {
+    // Empty, or a kernel file that only claims to be: nothing to read.
+    if !meta.is_file() || meta.len() == 0 {
         return None;
     }
     let mut found = Found::default();

@@ -6,7 +6,7 @@ use tempfile::TempDir;
 use super::common::LINE_CUT_MARKER;
 use super::error::FileError;
 use super::ignore_budget::MAX_IGNORE_BYTES;
-use super::search::{search_files, MAX_SEARCH_LINE_BYTES};
+use super::search::{search, search_files, OutputMode, SearchRequest, MAX_SEARCH_LINE_BYTES};
 use super::test_util::*;
 
 #[test]
@@ -375,4 +375,75 @@ fn chunked_search_agrees_with_a_line_by_line_reading() {
     put(dir.path(), "end.txt", "a\nb hit");
     let out = search_files(dir.path(), "hit", Some("end.txt"), None, None).unwrap();
     assert_eq!(paths_and_lines(&out), vec![("end.txt".to_owned(), 2)]);
+}
+
+#[test]
+fn many_files_come_in_path_order_and_page_alike() {
+    // More files than are in flight at once, in several folders, in a
+    // count that fills no whole batch; sizes vary so the readers finish
+    // out of order, and empty files are mixed in.
+    let dir = tmp();
+    let mut want = Vec::new();
+    for d in 0..7 {
+        for f in 0..31 {
+            let name = format!("d{d}/f{f:02}.txt");
+            if f % 10 == 9 {
+                put(dir.path(), &name, "");
+                continue;
+            }
+            let hits = (d * 31 + f) % 4 + 1;
+            let filler = "x".repeat(((d * 7 + f * 13) % 5) * 8_000);
+            let text: String = (1..=hits).map(|i| format!("{filler}\nhit {i}\n")).collect();
+            put(dir.path(), &name, &text);
+            want.extend((1..=hits).map(|i| (name.clone(), 2 * i as u64)));
+        }
+    }
+    let all = search_files(dir.path(), "hit", None, None, Some(1000)).unwrap();
+    assert_eq!(paths_and_lines(&all), want);
+    assert_eq!(all.total_count, want.len() as u64);
+    assert!(!all.truncated);
+
+    // Pages of 37 put together give the same lines.
+    let mut paged = Vec::new();
+    let mut offset = 0;
+    loop {
+        let req = SearchRequest {
+            pattern: "hit",
+            limit: Some(37),
+            offset: Some(offset),
+            ..Default::default()
+        };
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let out = search(dir.path(), &req, None, far).unwrap();
+        assert_eq!(out.total_count, want.len() as u64);
+        paged.extend(paths_and_lines(&out));
+        match out.next_offset {
+            Some(next) => offset = next,
+            None => break,
+        }
+        assert!(paged.len() <= want.len(), "paging does not end");
+    }
+    assert_eq!(paged, want);
+
+    // files_only and count see the same files, in the same order.
+    let mut files: Vec<String> = want.iter().map(|(p, _)| p.clone()).collect();
+    files.dedup();
+    for mode in [OutputMode::FilesOnly, OutputMode::Count] {
+        let req = SearchRequest {
+            pattern: "hit",
+            limit: Some(1000),
+            output_mode: mode,
+            ..Default::default()
+        };
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let out = search(dir.path(), &req, None, far).unwrap();
+        let got: Vec<String> = if mode == OutputMode::Count {
+            assert_eq!(out.total_count, want.len() as u64);
+            out.counts.0.iter().map(|(p, _)| p.clone()).collect()
+        } else {
+            assert_eq!(out.total_count, files.len() as u64);
+            out.files.clone()
+        };
+        assert_eq!(got, files, "{mode:?}");
+    }
 }
