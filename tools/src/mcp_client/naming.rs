@@ -132,13 +132,18 @@ const MAX_DEPTH: usize = 64;
 /// - then the runtime's baseline: `$ref`s into `#/$defs` inlined,
 ///   `$defs` dropped.
 pub fn normalize_schema(schema: Option<&Value>) -> Value {
-    let Some(Value::Object(map)) = schema else {
-        return empty_object();
-    };
+    match schema {
+        Some(Value::Object(map)) => normalize_object(map.clone()),
+        _ => empty_object(),
+    }
+}
+
+/// [`normalize_schema`] of an object schema the caller owns (not copied again).
+pub fn normalize_object(map: Map<String, Value>) -> Value {
     if map.is_empty() {
         return empty_object();
     }
-    let mut out = Value::Object(map.clone());
+    let mut out = Value::Object(map);
     rename_definitions(&mut out, 0);
     strip_nullable_unions(&mut out, 0);
     repair_objects(&mut out, 0);
