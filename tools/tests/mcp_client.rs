@@ -361,3 +361,98 @@ fn keepalive_replaces_a_server_that_stopped_answering() {
         "pid {pid} still runs"
     );
 }
+
+/// A server that dies and cannot come back at once: its tools leave the
+/// definitions (and a call says the server is not connected), then return
+/// with the reconnection.
+#[test]
+fn a_down_server_s_tools_are_hidden_until_it_reconnects() {
+    let hold_dir = tempfile::tempdir().unwrap();
+    let hold = hold_dir.path().join("hold");
+    let f = Fixture::new(
+        &stdio_entry(
+            "flaky",
+            &format!(
+                "    connect_timeout: 20\n    env:\n      MCP_TEST_HOLD: {:?}\n",
+                hold.display().to_string()
+            ),
+        ),
+        "",
+    );
+    let clients = start(&f);
+    assert_eq!(status_of(&clients, "flaky").state, State::Connected);
+    let listed = |f: &Fixture| {
+        f.registry
+            .get_tool_definitions(Some(&["flaky"]), &[], &f.profile)
+            .names()
+            .contains(&"mcp__flaky__echo")
+    };
+    assert!(listed(&f));
+
+    // Down, and held down: restarts exit at once.
+    std::fs::write(&hold, "").unwrap();
+    let r = f.call("mcp__flaky__die", json!({}));
+    assert!(r["error"].is_string(), "{r}");
+    let hidden = eventually(Duration::from_secs(20), || !listed(&f));
+    assert!(hidden, "{:?}", status_of(&clients, "flaky"));
+    let r = f.call("mcp__flaky__echo", json!({"text": "x"}));
+    let e = r["error"].as_str().unwrap();
+    assert!(e.contains("MCP server 'flaky' is not connected"), "{r}");
+    assert_ne!(status_of(&clients, "flaky").state, State::Connected);
+
+    // Allowed back: the reconnection (1, 2, 4 s backoff) lists them again.
+    std::fs::remove_file(&hold).unwrap();
+    let back = eventually(Duration::from_secs(40), || listed(&f));
+    assert!(back, "{:?}", status_of(&clients, "flaky"));
+    assert_eq!(
+        f.call("mcp__flaky__echo", json!({"text": "again"}))["result"],
+        "again"
+    );
+    assert!(status_of(&clients, "flaky").connections >= 2);
+}
+
+/// Ending a profile ends its servers (tools removed, children torn down),
+/// not another profile's; dropping its `McpClients` afterwards is harmless.
+#[test]
+fn ending_the_profile_tears_its_servers_down() {
+    let gone = Fixture::new(&stdio_entry("p1", "    connect_timeout: 30\n"), "");
+    let kept = Fixture::new(&stdio_entry("p2", "    connect_timeout: 30\n"), "");
+    let gone_clients = McpClients::start(gone.registry, &gone.profile).unwrap();
+    let kept_clients = McpClients::start(kept.registry, &kept.profile).unwrap();
+    gone_clients.wait_ready(CONNECT);
+    kept_clients.wait_ready(CONNECT);
+    let pid_of = |f: &Fixture, tool: &str| -> i32 {
+        f.call(tool, json!({}))["result"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let gone_pid = pid_of(&gone, "mcp__p1__pid");
+    let kept_pid = pid_of(&kept, "mcp__p2__pid");
+    assert!(alive(gone_pid) && alive(kept_pid));
+
+    assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 1);
+    assert!(gone.registry.tool("mcp__p1__echo").is_none());
+    assert!(
+        eventually(Duration::from_secs(15), || !alive(gone_pid)),
+        "pid {gone_pid} still runs"
+    );
+    // Not restarted by its supervisor.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(gone.registry.tool("mcp__p1__echo").is_none());
+    // The other profile's server is untouched.
+    assert!(alive(kept_pid));
+    assert_eq!(
+        kept.call("mcp__p2__echo", json!({"text": "still"}))["result"],
+        "still"
+    );
+    // Ended once.
+    assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 0);
+    drop(gone_clients);
+    drop(kept_clients);
+    assert!(
+        eventually(Duration::from_secs(15), || !alive(kept_pid)),
+        "pid {kept_pid} still runs"
+    );
+}

@@ -91,12 +91,69 @@ pub struct ServerStatus {
 /// The servers of one profile, connected and registered. Dropping it removes
 /// their tools from the registry and stops the servers.
 pub struct McpClients {
-    registry: &'static Registry,
     runtime: Option<tokio::runtime::Runtime>,
-    servers: Vec<Arc<Server>>,
+    scope: Arc<Scope>,
     invalid: Vec<ServerStatus>,
+}
+
+/// The started servers of one profile, ended once: by dropping their
+/// [`McpClients`] or by [`end_profile`], whichever comes first.
+struct Scope {
+    home: PathBuf,
+    registry: &'static Registry,
+    servers: Vec<Arc<Server>>,
     stop: watch::Sender<bool>,
     grace: Duration,
+    ended: std::sync::atomic::AtomicBool,
+}
+
+/// Every live [`Scope`] of the process, for [`end_profile`] (the terminal
+/// sessions' pattern: state of a profile, ended with it).
+static SCOPES: Mutex<Vec<Weak<Scope>>> = Mutex::new(Vec::new());
+
+/// Ends the MCP servers of `profile` (every [`McpClients`] started for
+/// it): their tools leave the registry and the stdio servers are torn down
+/// parent first, as when the `McpClients` is dropped. Call it when the
+/// profile goes away; returns how many servers were ended.
+pub fn end_profile(profile: &Profile) -> usize {
+    let home = std::path::absolute(profile.home()).unwrap_or_else(|_| profile.home().to_path_buf());
+    let scopes: Vec<Arc<Scope>> = {
+        let mut all = lock(&SCOPES);
+        all.retain(|w| w.strong_count() > 0);
+        all.iter()
+            .filter_map(Weak::upgrade)
+            .filter(|s| s.home == home)
+            .collect()
+    };
+    scopes.iter().map(|s| s.end()).sum()
+}
+
+impl Scope {
+    /// Stops the supervisors, removes every tool, tears the stdio servers
+    /// down (parent first, then its group, then SIGKILL; all at once).
+    /// Once; returns how many servers it ended (0 the second time).
+    fn end(&self) -> usize {
+        if self.ended.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return 0;
+        }
+        let _ = self.stop.send_replace(true);
+        let mut targets = Vec::new();
+        for s in &self.servers {
+            lock(&s.peer).take();
+            if let Some(t) = lock(&s.child).take() {
+                targets.push(t);
+            }
+            lock(&s.listed).clear();
+            let _ = self.registry.replace_toolset_tools(&s.toolset, Vec::new());
+        }
+        let grace = self.grace;
+        std::thread::scope(|scope| {
+            for t in targets {
+                scope.spawn(move || crate::procs::teardown::teardown(t, grace));
+            }
+        });
+        self.servers.len()
+    }
 }
 
 /// What an entry resolves to once `${VAR}`s are filled in.
@@ -127,6 +184,9 @@ struct Server {
     peer: Mutex<Option<Peer<RoleClient>>>,
     /// The live child, for teardown.
     child: Mutex<Option<Target>>,
+    /// The specs of the last listing: registered again, hidden, while the
+    /// server is down ([`Server::hide_tools`]).
+    listed: Mutex<Vec<RuntimeToolSpec>>,
     relist: Arc<Notify>,
     first_done: watch::Sender<bool>,
 }
@@ -265,13 +325,24 @@ impl McpClients {
             }
             servers.push(server);
         }
-        Ok(McpClients {
+        let scope = Arc::new(Scope {
+            home: std::path::absolute(profile.home())
+                .unwrap_or_else(|_| profile.home().to_path_buf()),
             registry,
-            runtime: Some(runtime),
             servers,
-            invalid,
             stop,
             grace: crate::procs::grace_for(profile),
+            ended: std::sync::atomic::AtomicBool::new(false),
+        });
+        {
+            let mut all = lock(&SCOPES);
+            all.retain(|w| w.strong_count() > 0);
+            all.push(Arc::downgrade(&scope));
+        }
+        Ok(McpClients {
+            runtime: Some(runtime),
+            scope,
+            invalid,
         })
     }
 
@@ -286,6 +357,7 @@ impl McpClients {
     /// [`McpClients::wait_ready`] for async callers.
     pub async fn ready(&self, limit: Duration) {
         let waits: Vec<_> = self
+            .scope
             .servers
             .iter()
             .map(|s| {
@@ -306,7 +378,8 @@ impl McpClients {
     /// The longest `connect_timeout` of the enabled servers (a bound for
     /// [`McpClients::wait_ready`]), plus a second.
     pub fn longest_connect(&self) -> Duration {
-        self.servers
+        self.scope
+            .servers
             .iter()
             .map(|s| s.connect_timeout)
             .max()
@@ -317,6 +390,7 @@ impl McpClients {
     /// Every configured server, in name order (invalid entries included).
     pub fn status(&self) -> Vec<ServerStatus> {
         let mut all: Vec<ServerStatus> = self
+            .scope
             .servers
             .iter()
             .map(|s| lock(&s.status).clone())
@@ -331,35 +405,20 @@ impl McpClients {
     /// registered, `None` for an unknown server. For the benchmark.
     #[doc(hidden)]
     pub fn register_listed(&self, name: &str, tools: &[rmcp::model::Tool]) -> Option<usize> {
-        let server = self.servers.iter().find(|s| s.name == name)?;
+        let server = self.scope.servers.iter().find(|s| s.name == name)?;
         server.register(tools, None, Instant::now());
         Some(lock(&server.status).tools.len())
     }
 
     /// Whether the profile configures any server.
     pub fn is_empty(&self) -> bool {
-        self.servers.is_empty() && self.invalid.is_empty()
+        self.scope.servers.is_empty() && self.invalid.is_empty()
     }
 }
 
 impl Drop for McpClients {
     fn drop(&mut self) {
-        let _ = self.stop.send_replace(true);
-        let mut targets = Vec::new();
-        for s in &self.servers {
-            lock(&s.peer).take();
-            if let Some(t) = lock(&s.child).take() {
-                targets.push(t);
-            }
-            let _ = self.registry.replace_toolset_tools(&s.toolset, Vec::new());
-        }
-        // Parent first, then its group, then SIGKILL: all servers at once.
-        let grace = self.grace;
-        std::thread::scope(|scope| {
-            for t in targets {
-                scope.spawn(move || crate::procs::teardown::teardown(t, grace));
-            }
-        });
+        self.scope.end();
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
         }
@@ -438,6 +497,7 @@ impl Server {
             }),
             peer: Mutex::new(None),
             child: Mutex::new(None),
+            listed: Mutex::new(Vec::new()),
             relist: Arc::new(Notify::new()),
             first_done,
         }
@@ -536,11 +596,10 @@ impl Server {
                 tracing::warn!(target: "hermes::mcp", "MCP server '{}' {w}", self.name);
                 warnings.push(w);
             }
-            let schema = Value::Object((*tool.input_schema).clone());
             specs.push(self.spec(
                 naming::tool_name(&self.name, &tool.name),
                 naming::description(&self.name, &tool.name, given),
-                naming::normalize_schema(Some(&schema)),
+                naming::normalize_object((*tool.input_schema).clone()),
                 Call::Tool(tool.name.to_string()),
             ));
         }
@@ -553,6 +612,7 @@ impl Server {
             }
         }
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        *lock(&self.listed) = specs.clone();
         let errors = self.registry.replace_toolset_tools(&self.toolset, specs);
         let mut registered = names;
         for e in &errors {
@@ -571,6 +631,35 @@ impl Server {
         s.tools = registered;
         s.warnings = warnings;
         s.list_ms = Some(ms(started.elapsed()));
+    }
+
+    /// Tears down the child of the last attempt, if any (1 s per step).
+    async fn end_child(&self) {
+        let child = lock(&self.child).take();
+        if let Some(t) = child {
+            let grace = Duration::from_secs(1);
+            let _ = tokio::task::spawn_blocking(move || crate::procs::teardown::teardown(t, grace))
+                .await;
+        }
+    }
+
+    /// The server went down: its tools stay registered (a call answers
+    /// that the server is not connected) but no longer reach the model:
+    /// one atomic replace by the same tools behind an availability check
+    /// that says no, so definitions (and `hermes-tools list`) leave them
+    /// out until a reconnection lists them again.
+    fn hide_tools(&self) {
+        let hidden: Vec<RuntimeToolSpec> = lock(&self.listed)
+            .iter()
+            .map(|spec| {
+                let mut spec = spec.clone();
+                spec.check = Some(server_down);
+                spec
+            })
+            .collect();
+        if !hidden.is_empty() {
+            let _ = self.registry.replace_toolset_tools(&self.toolset, hidden);
+        }
     }
 
     fn utility_specs(self: &Arc<Self>, which: &[&str]) -> Vec<RuntimeToolSpec> {
@@ -652,7 +741,12 @@ impl Server {
     /// One call on the live session, bounded by `timeout`.
     async fn call(&self, call: &Call, args: Value) -> String {
         let Some(peer) = lock(&self.peer).clone() else {
-            return render::error(&format!("MCP server '{}' is not connected", self.name));
+            let why = lock(&self.status)
+                .error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            return render::error(&format!("MCP server '{}' is not connected{why}", self.name));
         };
         let what = call.method();
         let work = async {
@@ -829,6 +923,11 @@ impl Server {
     }
 }
 
+/// The availability check of a down server's tools: never available.
+fn server_down(_: &Profile) -> bool {
+    false
+}
+
 /// What a registered tool calls.
 enum Call {
     Tool(String),
@@ -878,7 +977,11 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
             r = tokio::time::timeout(server.connect_timeout, attempt) => r.unwrap_or_else(|_| Err(format!(
                 "no answer within connect_timeout ({})", secs(server.connect_timeout)
             ))),
-            () = stopped(&mut stop) => return,
+            () = stopped(&mut stop) => {
+                // A child the interrupted attempt started.
+                server.end_child().await;
+                return;
+            }
         };
         match outcome {
             Ok((session, connected)) => {
@@ -894,14 +997,10 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
                 let _ = server.first_done.send_replace(true);
                 let reason = watch_session(&server, session, &mut stop).await;
                 lock(&server.peer).take();
-                let child = lock(&server.child).take();
-                if let Some(t) = child {
-                    let grace = Duration::from_secs(1);
-                    let _ = tokio::task::spawn_blocking(move || {
-                        crate::procs::teardown::teardown(t, grace)
-                    })
-                    .await;
+                if reason.is_some() {
+                    server.hide_tools();
                 }
+                server.end_child().await;
                 match reason {
                     None => return,
                     Some(why) => server.set_state(State::Failed, Some(why)),
@@ -909,14 +1008,7 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
             }
             Err(e) => {
                 failures += 1;
-                let child = lock(&server.child).take();
-                if let Some(t) = child {
-                    let grace = Duration::from_secs(1);
-                    let _ = tokio::task::spawn_blocking(move || {
-                        crate::procs::teardown::teardown(t, grace)
-                    })
-                    .await;
-                }
+                server.end_child().await;
                 let parked = failures > MAX_RECONNECT_ATTEMPTS;
                 server.set_state(if parked { State::Parked } else { State::Failed }, Some(e));
                 let _ = server.first_done.send_replace(true);

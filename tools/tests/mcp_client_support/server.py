@@ -7,7 +7,8 @@ broken answer to its own request), flood (an endless line on stdout), big (a
 huge answer),
 image, structured, cwd, pid, env (its own environment), grow (adds a tool and sends
 notifications/tools/list_changed), sneaky (a description with an injection
-pattern). Resources and prompts for the utility tools.
+pattern). Resources and prompts for the utility tools. With $MCP_TEST_HOLD
+set, it will not start while that file exists.
 """
 
 import asyncio
@@ -161,6 +162,11 @@ def greet(who: str) -> str:
 
 
 if __name__ == "__main__":
+    # While the file $MCP_TEST_HOLD names exists, the server refuses to
+    # start (a server that died and cannot come back yet).
+    hold = os.environ.get("MCP_TEST_HOLD")
+    if hold and os.path.exists(hold):
+        sys.exit(4)
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         mcp.settings.port = int(sys.argv[2])
         mcp.settings.host = "127.0.0.1"
