@@ -456,3 +456,92 @@ fn ending_the_profile_tears_its_servers_down() {
         "pid {kept_pid} still runs"
     );
 }
+
+/// An `https://` server on 127.0.0.1 with a self-signed certificate (made
+/// here with the `openssl` CLI): trusted through `ssl_verify: <CA bundle>`
+/// or `ssl_verify: false`, refused with the system's roots.
+#[test]
+fn https_server_with_its_own_ca() {
+    // A CA, and the server's certificate for 127.0.0.1 signed by it.
+    let certs = tempfile::tempdir().unwrap();
+    let at = |name: &str| certs.path().join(name).display().to_string();
+    let (ca, cert, key) = (at("ca.pem"), at("cert.pem"), at("key.pem"));
+    std::fs::write(
+        at("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    let steps: [Vec<String>; 3] = [
+        "req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=hermes-test-ca -keyout"
+            .split(' ')
+            .map(String::from)
+            .chain([at("ca.key"), "-out".into(), ca.clone()])
+            .collect(),
+        "req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout"
+            .split(' ')
+            .map(String::from)
+            .chain([key.clone(), "-out".into(), at("leaf.csr")])
+            .collect(),
+        "x509 -req -days 1 -CAcreateserial -in"
+            .split(' ')
+            .map(String::from)
+            .chain([at("leaf.csr"), "-CA".into(), ca.clone(), "-CAkey".into()])
+            .chain([at("ca.key"), "-extfile".into(), at("leaf.ext")])
+            .chain(["-out".into(), cert.clone()])
+            .collect(),
+    ];
+    for step in &steps {
+        let made = Command::new("openssl")
+            .args(step)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(made.success(), "openssl {step:?} failed");
+    }
+    let port = free_port();
+    let mut server = Command::new(python())
+        .arg(server_script())
+        .args(["https", &port.to_string()])
+        .arg(&cert)
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let entries = format!(
+        "  ca:\n    url: https://127.0.0.1:{port}/mcp\n    ssl_verify: {:?}\n    connect_timeout: 10\n  \
+         off:\n    url: https://127.0.0.1:{port}/mcp\n    ssl_verify: false\n    connect_timeout: 10\n  \
+         roots:\n    url: https://127.0.0.1:{port}/mcp\n    connect_timeout: 10\n",
+        ca
+    );
+    let f = Fixture::new(&entries, "");
+    let clients = McpClients::start(f.registry, &f.profile).unwrap();
+    // The server may still be starting: the client retries with backoff.
+    let up = eventually(Duration::from_secs(45), || {
+        ["ca", "off"]
+            .iter()
+            .all(|n| status_of(&clients, n).state == State::Connected)
+    });
+    let via_ca = up.then(|| f.call("mcp__ca__echo", json!({"text": "over tls"})));
+    let via_off = up.then(|| f.call("mcp__off__echo", json!({"text": "unchecked"})));
+    // `roots` retries after 2 s, then 4 s: by then it has tried the running
+    // server at least once.
+    if up {
+        std::thread::sleep(Duration::from_secs(7));
+    }
+    let roots = status_of(&clients, "roots");
+    let status = clients.status();
+    drop(clients);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(up, "{status:?}");
+    assert_eq!(via_ca.unwrap()["result"], "over tls");
+    assert_eq!(via_off.unwrap()["result"], "unchecked");
+    // A self-signed certificate is no system root: never connected.
+    assert_ne!(roots.state, State::Connected, "{roots:?}");
+    assert_eq!(roots.connections, 0, "{roots:?}");
+    assert!(roots.error.is_some(), "{roots:?}");
+}

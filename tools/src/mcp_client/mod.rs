@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use hermes_runtime::config::{McpServer, McpTransport, Severity};
+use hermes_runtime::config::{McpServer, McpTransport, Severity, SslVerify};
 use hermes_runtime::{Profile, Registry, RuntimeToolSpec, ToolSource};
 use rmcp::model::{CallToolRequestParams, ClientRequest, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, Peer, RunningService};
@@ -163,6 +163,7 @@ enum Transport {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        ssl_verify: SslVerify,
     },
 }
 
@@ -189,6 +190,8 @@ struct Server {
     listed: Mutex<Vec<RuntimeToolSpec>>,
     relist: Arc<Notify>,
     first_done: watch::Sender<bool>,
+    /// Set when the servers are ended ([`Scope::end`]).
+    stop: watch::Receiver<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -317,6 +320,7 @@ impl McpClients {
                 profile,
                 registry,
                 runtime.handle().clone(),
+                stop.subscribe(),
             ));
             if entry.enabled {
                 runtime.spawn(supervise(Arc::clone(&server), stop.subscribe()));
@@ -442,6 +446,7 @@ impl ClientHandler for Handler {
 type Session = RunningService<RoleClient, Handler>;
 
 impl Server {
+    #[allow(clippy::too_many_arguments)] // one call site, each argument shared by every server
     fn new(
         name: &str,
         entry: &McpServer,
@@ -450,6 +455,7 @@ impl Server {
         profile: &Profile,
         registry: &'static Registry,
         handle: tokio::runtime::Handle,
+        stop: watch::Receiver<bool>,
     ) -> Self {
         let fill = |s: &String| interpolate(s, secrets);
         let transport = match &entry.transport {
@@ -462,6 +468,10 @@ impl Server {
             McpTransport::Http { url, headers } => Transport::Http {
                 url: fill(url),
                 headers: headers.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
+                ssl_verify: match &entry.ssl_verify {
+                    SslVerify::CaFile(path) => SslVerify::CaFile(fill(path)),
+                    other => other.clone(),
+                },
             },
         };
         let (first_done, _) = watch::channel(false);
@@ -500,6 +510,7 @@ impl Server {
             listed: Mutex::new(Vec::new()),
             relist: Arc::new(Notify::new()),
             first_done,
+            stop,
         }
     }
 
@@ -543,8 +554,12 @@ impl Server {
                     }
                 }
             }
-            Transport::Http { url, headers } => {
-                let session = http::connect(handler, url, headers).await?;
+            Transport::Http {
+                url,
+                headers,
+                ssl_verify,
+            } => {
+                let session = http::connect(handler, url, headers, ssl_verify).await?;
                 Ok((session, None))
             }
         }
@@ -614,6 +629,15 @@ impl Server {
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         *lock(&self.listed) = specs.clone();
         let errors = self.registry.replace_toolset_tools(&self.toolset, specs);
+        if *self.stop.borrow() {
+            // Ended while listing: `Scope::end` set `stop` before removing
+            // the tools, so this replace may have come after its removal.
+            lock(&self.listed).clear();
+            let _ = self
+                .registry
+                .replace_toolset_tools(&self.toolset, Vec::new());
+            return;
+        }
         let mut registered = names;
         for e in &errors {
             warnings.push(format!("not registered: {e}"));
@@ -841,53 +865,42 @@ impl Server {
     }
 
     async fn list_resources(&self, peer: &Peer<RoleClient>) -> Result<String, String> {
-        let mut out = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_LIST_PAGES {
+        let resources = all_pages(|cursor| async {
             let page = peer
                 .list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
                 .map_err(|e| e.to_string())?;
-            for r in &page.resources {
-                let v = serde_json::to_value(r).map_err(|e| e.to_string())?;
-                let mut entry = serde_json::Map::new();
-                for key in ["uri", "name", "description", "mimeType"] {
-                    if let Some(x) = v
-                        .get(key)
-                        .filter(|x| x.as_str().is_some_and(|s| !s.is_empty()))
-                    {
-                        entry.insert(key.into(), x.clone());
-                    }
-                }
-                out.push(Value::Object(entry));
-            }
-            cursor = page.next_cursor;
-            if cursor.is_none() {
-                break;
-            }
-        }
+            Ok((page.resources, page.next_cursor))
+        })
+        .await?;
+        let out: Vec<Value> = resources
+            .iter()
+            .map(|r| {
+                Value::Object(non_empty_strings(
+                    r,
+                    &["uri", "name", "description", "mimeType"],
+                ))
+            })
+            .collect();
         Ok(json!({"resources": out}).to_string())
     }
 
     async fn list_prompts(&self, peer: &Peer<RoleClient>) -> Result<String, String> {
-        let mut out = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_LIST_PAGES {
+        let prompts = all_pages(|cursor| async {
             let page = peer
                 .list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
                 .map_err(|e| e.to_string())?;
-            for p in &page.prompts {
-                let v = serde_json::to_value(p).map_err(|e| e.to_string())?;
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await?;
+        let out: Vec<Value> = prompts
+            .iter()
+            .map(|p| {
                 let mut entry = serde_json::Map::new();
-                entry.insert("name".into(), v["name"].clone());
-                if let Some(d) = v
-                    .get("description")
-                    .filter(|d| d.as_str().is_some_and(|s| !s.is_empty()))
-                {
-                    entry.insert("description".into(), d.clone());
-                }
-                if let Some(args) = v
+                entry.insert("name".into(), p["name"].clone());
+                entry.extend(non_empty_strings(p, &["description"]));
+                if let Some(args) = p
                     .get("arguments")
                     .and_then(Value::as_array)
                     .filter(|a| !a.is_empty())
@@ -897,12 +910,7 @@ impl Server {
                         .map(|a| {
                             let mut m = serde_json::Map::new();
                             m.insert("name".into(), a["name"].clone());
-                            if let Some(d) = a
-                                .get("description")
-                                .filter(|d| d.as_str().is_some_and(|s| !s.is_empty()))
-                            {
-                                m.insert("description".into(), d.clone());
-                            }
+                            m.extend(non_empty_strings(a, &["description"]));
                             m.insert(
                                 "required".into(),
                                 a.get("required").cloned().unwrap_or(Value::Null),
@@ -912,15 +920,45 @@ impl Server {
                         .collect();
                     entry.insert("arguments".into(), Value::Array(args));
                 }
-                out.push(Value::Object(entry));
-            }
-            cursor = page.next_cursor;
-            if cursor.is_none() {
-                break;
-            }
-        }
+                Value::Object(entry)
+            })
+            .collect();
         Ok(json!({"prompts": out}).to_string())
     }
+}
+
+/// Every item of a paged `*/list` answer (at most [`MAX_LIST_PAGES`]
+/// pages), each as JSON; `page` fetches the page at a cursor.
+async fn all_pages<T, F, Fut>(mut page: F) -> Result<Vec<Value>, String>
+where
+    T: Serialize,
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), String>>,
+{
+    let mut out = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let (items, next) = page(cursor).await?;
+        for item in &items {
+            out.push(serde_json::to_value(item).map_err(|e| e.to_string())?);
+        }
+        cursor = next;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The `keys` of `item` whose values are non-empty strings, in that order.
+fn non_empty_strings(item: &Value, keys: &[&str]) -> serde_json::Map<String, Value> {
+    keys.iter()
+        .filter_map(|&key| {
+            item.get(key)
+                .filter(|x| x.as_str().is_some_and(|s| !s.is_empty()))
+                .map(|x| (key.to_string(), x.clone()))
+        })
+        .collect()
 }
 
 /// The availability check of a down server's tools: never available.
@@ -1091,20 +1129,42 @@ mod http {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::ServiceExt;
 
-    use super::{Handler, Session};
+    use super::{Handler, Session, SslVerify};
+
+    /// The HTTP client of one server: rustls with the ring provider, the
+    /// system's roots (`ssl_verify: true`), only the CA bundle it names (a
+    /// path), or no certificate check (`false`), as the reference's httpx
+    /// `verify` does.
+    fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, String> {
+        // reqwest is built without a provider of its own; ring is the one
+        // ureq uses too. Already installed (by us or the host) is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut builder = reqwest::Client::builder();
+        match ssl_verify {
+            SslVerify::Off => builder = builder.tls_danger_accept_invalid_certs(true),
+            SslVerify::CaFile(path) => {
+                let pem = std::fs::read(path)
+                    .map_err(|e| format!("ssl_verify: cannot read the CA bundle {path}: {e}"))?;
+                let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                    .map_err(|e| format!("ssl_verify: {path} is no PEM CA bundle: {e}"))?;
+                if certs.is_empty() {
+                    return Err(format!("ssl_verify: {path} holds no certificate"));
+                }
+                builder = builder.tls_certs_only(certs);
+            }
+            _ => {}
+        }
+        builder
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))
+    }
 
     pub(super) async fn connect(
         handler: Handler,
         url: &str,
         headers: &BTreeMap<String, String>,
+        ssl_verify: &SslVerify,
     ) -> Result<Session, String> {
-        if url.starts_with("https://") {
-            return Err(
-                "https:// servers are not supported yet (this build's HTTP client has no \
-                        TLS); use http:// on a trusted network, or run the server over stdio"
-                    .into(),
-            );
-        }
         let mut custom = HashMap::new();
         for (k, v) in headers {
             let name = http::HeaderName::from_bytes(k.as_bytes())
@@ -1114,14 +1174,18 @@ mod http {
         }
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = client(ssl_verify)?;
         let transport = StreamableHttpClientTransport::with_client(client, config);
-        handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("initialize failed: {e}"))
+        handler.serve(transport).await.map_err(|e| {
+            // The TLS or connection problem is in the sources, not the top error's text.
+            let mut text = format!("initialize failed: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        })
     }
 }
 
