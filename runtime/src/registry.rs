@@ -20,7 +20,7 @@ use crate::hooks::{
 };
 pub use crate::tables::{ComposeError, StaticPlans, StaticTables, StaticTools};
 use crate::tool::{RegisterError, RuntimeTool, RuntimeToolSpec, ToolRef, ToolSource};
-use crate::toolsets::Toolsets;
+use crate::toolsets::{PluginChange, Toolsets};
 use crate::ToolContext;
 
 /// Default cap on a result, in characters, for tools without their own.
@@ -92,6 +92,25 @@ impl DispatchConfig {
         self.max_abandoned_blocking = max;
         self
     }
+}
+
+/// The toolset-table steps of registering `name` into `toolset`: out of
+/// the toolset it `replaced` a tool of (when another), into its own.
+fn toolset_changes<'a>(
+    name: &'a str,
+    toolset: &'a str,
+    replaced: Option<&'a str>,
+) -> impl Iterator<Item = PluginChange<'a>> {
+    let leave = replaced
+        .filter(|old| *old != toolset)
+        .map(|old| PluginChange::Remove {
+            toolset: old,
+            tool: name,
+        });
+    leave.into_iter().chain(std::iter::once(PluginChange::Add {
+        toolset,
+        tool: name,
+    }))
 }
 
 /// The tools an agent can call, their toolsets and availability answers.
@@ -367,13 +386,23 @@ impl Registry {
             }
             replaced = Some(existing_toolset);
         }
-        let schema = serde_json::json!({
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": spec.parameters,
-        });
+        // Built by hand: `json!` would copy the parameters by serializing
+        // them, and sanitizing a copy of the whole schema copies them again.
+        let definition_of = |parameters: Value| {
+            let mut m = serde_json::Map::with_capacity(3);
+            m.insert("name".into(), Value::String(spec.name.clone()));
+            m.insert(
+                "description".into(),
+                Value::String(spec.description.clone()),
+            );
+            m.insert("parameters".into(), parameters);
+            Value::Object(m)
+        };
+        let schema = definition_of(spec.parameters.clone());
         let plan = CoercionPlan::compile(&spec.parameters);
-        let sanitized = crate::schema::sanitized(&schema);
+        let sanitized = definition_of(crate::dialect::sanitize_for_strict_backends(
+            &spec.parameters,
+        ));
         let definition = Arc::new(crate::schema::wrap(&sanitized));
         let name = spec.name.clone();
         let toolset = spec.toolset.clone();
@@ -392,12 +421,8 @@ impl Registry {
     }
 
     fn sync_toolsets(&self, name: &str, toolset: &str, replaced: Option<&str>) {
-        if let Some(old) = replaced {
-            if old != toolset {
-                self.toolsets.remove_plugin_tool(old, name);
-            }
-        }
-        self.toolsets.register_plugin_tool(toolset, name);
+        self.toolsets
+            .apply_plugin_changes(toolset_changes(name, toolset, replaced));
     }
 
     /// Removes a run-time tool registered by `toolset` (an `mcp-*` toolset
@@ -454,14 +479,22 @@ impl Registry {
             }
         }
         self.store_runtime(next);
-        for name in &old {
-            if !added.iter().any(|(n, _, _)| n == name) {
-                self.toolsets.remove_plugin_tool(toolset, name);
-            }
-        }
-        for (name, set, replaced) in &added {
-            self.sync_toolsets(name, set, replaced.as_deref());
-        }
+        // The toolset table follows in one step: the old names not listed
+        // again leave, then each new one joins (leaving the toolset it
+        // replaced a tool of).
+        let kept: std::collections::HashSet<&str> =
+            added.iter().map(|(n, _, _)| n.as_str()).collect();
+        let gone = old
+            .iter()
+            .filter(|name| !kept.contains(name.as_str()))
+            .map(|name| PluginChange::Remove {
+                toolset,
+                tool: name,
+            });
+        let joined = added
+            .iter()
+            .flat_map(|(name, set, replaced)| toolset_changes(name, set, replaced.as_deref()));
+        self.toolsets.apply_plugin_changes(gone.chain(joined));
         self.bump();
         errors
     }

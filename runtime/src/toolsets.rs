@@ -76,6 +76,42 @@ struct Runtime {
     platforms: BTreeSet<String>,
 }
 
+impl Runtime {
+    fn add_plugin_tool(&mut self, toolset: &str, tool: &str) -> bool {
+        match self.plugin.get_mut(toolset) {
+            Some(tools) => tools.insert(tool.to_owned()),
+            None => {
+                self.plugin
+                    .insert(toolset.to_owned(), BTreeSet::from([tool.to_owned()]));
+                true
+            }
+        }
+    }
+
+    /// When the toolset's last run-time tool goes, the toolset and the
+    /// run-time aliases pointing at it go too.
+    fn drop_plugin_tool(&mut self, toolset: &str, tool: &str) -> bool {
+        let Some(tools) = self.plugin.get_mut(toolset) else {
+            return false;
+        };
+        if !tools.remove(tool) {
+            return false;
+        }
+        if tools.is_empty() {
+            self.plugin.remove(toolset);
+            self.aliases.retain(|_, target| target != toolset);
+        }
+        true
+    }
+}
+
+/// One step of [`Toolsets::apply_plugin_changes`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PluginChange<'a> {
+    Add { toolset: &'a str, tool: &'a str },
+    Remove { toolset: &'a str, tool: &'a str },
+}
+
 /// One toolset definition as seen through the static table and run-time state.
 #[derive(Debug, Clone, Default)]
 struct Def {
@@ -445,12 +481,7 @@ impl Toolsets {
     /// anything changed. (Which toolset may own a tool is the registry's
     /// business, not this table's.)
     pub fn register_plugin_tool(&self, toolset: &str, tool: &str) -> bool {
-        let mut rt = self.write();
-        let added = rt
-            .plugin
-            .entry(toolset.to_owned())
-            .or_default()
-            .insert(tool.to_owned());
+        let added = self.write().add_plugin_tool(toolset, tool);
         if added {
             self.bump();
         }
@@ -461,19 +492,33 @@ impl Toolsets {
     /// tool goes, a plugin-only toolset stops existing and run-time aliases
     /// pointing at it are dropped. Returns whether anything changed.
     pub fn remove_plugin_tool(&self, toolset: &str, tool: &str) -> bool {
+        let removed = self.write().drop_plugin_tool(toolset, tool);
+        if removed {
+            self.bump();
+        }
+        removed
+    }
+
+    /// Several [`Self::remove_plugin_tool`] / [`Self::register_plugin_tool`]
+    /// in order, under one lock and one generation bump (a toolset's
+    /// replace). Returns whether anything changed.
+    pub(crate) fn apply_plugin_changes<'a>(
+        &self,
+        changes: impl IntoIterator<Item = PluginChange<'a>>,
+    ) -> bool {
         let mut rt = self.write();
-        let Some(tools) = rt.plugin.get_mut(toolset) else {
-            return false;
-        };
-        if !tools.remove(tool) {
-            return false;
+        let mut changed = false;
+        for change in changes {
+            changed |= match change {
+                PluginChange::Add { toolset, tool } => rt.add_plugin_tool(toolset, tool),
+                PluginChange::Remove { toolset, tool } => rt.drop_plugin_tool(toolset, tool),
+            };
         }
-        if tools.is_empty() {
-            rt.plugin.remove(toolset);
-            rt.aliases.retain(|_, target| target != toolset);
+        drop(rt);
+        if changed {
+            self.bump();
         }
-        self.bump();
-        true
+        changed
     }
 
     /// Registers (or re-points) a run-time alias, e.g. an MCP server's short

@@ -36,6 +36,7 @@ pub use generated::terminal::session::{
 pub use generated::terminal::{check_command, Verdict as CommandVerdict};
 pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
+pub use mcp_client::end_profile as end_profile_mcp_servers;
 pub use procs::environ::private_environment;
 pub use procs::notify::{notifications as process_notifications, ProcessNotification};
 

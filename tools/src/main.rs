@@ -170,7 +170,13 @@ fn main() -> ExitCode {
                     e.name, e.toolset, e.emoji
                 );
             }
-            for t in registry.tools().iter().filter(|t| !t.is_static()) {
+            // Run-time tools the model cannot see now (an MCP server that is down) are left out.
+            let shown = |t: &&hermes_runtime::ToolRef| {
+                !t.is_static()
+                    && t.check()
+                        .is_none_or(|c| registry.availability().is_available(c, &profile))
+            };
+            for t in registry.tools().iter().filter(shown) {
                 text += &format!("{}  {}  {}\n", t.name(), t.toolset(), t.emoji());
             }
             emit(&text)

@@ -361,3 +361,187 @@ fn keepalive_replaces_a_server_that_stopped_answering() {
         "pid {pid} still runs"
     );
 }
+
+/// A server that dies and cannot come back at once: its tools leave the
+/// definitions (and a call says the server is not connected), then return
+/// with the reconnection.
+#[test]
+fn a_down_server_s_tools_are_hidden_until_it_reconnects() {
+    let hold_dir = tempfile::tempdir().unwrap();
+    let hold = hold_dir.path().join("hold");
+    let f = Fixture::new(
+        &stdio_entry(
+            "flaky",
+            &format!(
+                "    connect_timeout: 20\n    env:\n      MCP_TEST_HOLD: {:?}\n",
+                hold.display().to_string()
+            ),
+        ),
+        "",
+    );
+    let clients = start(&f);
+    assert_eq!(status_of(&clients, "flaky").state, State::Connected);
+    let listed = |f: &Fixture| {
+        f.registry
+            .get_tool_definitions(Some(&["flaky"]), &[], &f.profile)
+            .names()
+            .contains(&"mcp__flaky__echo")
+    };
+    assert!(listed(&f));
+
+    // Down, and held down: restarts exit at once.
+    std::fs::write(&hold, "").unwrap();
+    let r = f.call("mcp__flaky__die", json!({}));
+    assert!(r["error"].is_string(), "{r}");
+    let hidden = eventually(Duration::from_secs(20), || !listed(&f));
+    assert!(hidden, "{:?}", status_of(&clients, "flaky"));
+    let r = f.call("mcp__flaky__echo", json!({"text": "x"}));
+    let e = r["error"].as_str().unwrap();
+    assert!(e.contains("MCP server 'flaky' is not connected"), "{r}");
+    assert_ne!(status_of(&clients, "flaky").state, State::Connected);
+
+    // Allowed back: the reconnection (1, 2, 4 s backoff) lists them again.
+    std::fs::remove_file(&hold).unwrap();
+    let back = eventually(Duration::from_secs(40), || listed(&f));
+    assert!(back, "{:?}", status_of(&clients, "flaky"));
+    assert_eq!(
+        f.call("mcp__flaky__echo", json!({"text": "again"}))["result"],
+        "again"
+    );
+    assert!(status_of(&clients, "flaky").connections >= 2);
+}
+
+/// Ending a profile ends its servers (tools removed, children torn down),
+/// not another profile's; dropping its `McpClients` afterwards is harmless.
+#[test]
+fn ending_the_profile_tears_its_servers_down() {
+    let gone = Fixture::new(&stdio_entry("p1", "    connect_timeout: 30\n"), "");
+    let kept = Fixture::new(&stdio_entry("p2", "    connect_timeout: 30\n"), "");
+    let gone_clients = McpClients::start(gone.registry, &gone.profile).unwrap();
+    let kept_clients = McpClients::start(kept.registry, &kept.profile).unwrap();
+    gone_clients.wait_ready(CONNECT);
+    kept_clients.wait_ready(CONNECT);
+    let pid_of = |f: &Fixture, tool: &str| -> i32 {
+        f.call(tool, json!({}))["result"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let gone_pid = pid_of(&gone, "mcp__p1__pid");
+    let kept_pid = pid_of(&kept, "mcp__p2__pid");
+    assert!(alive(gone_pid) && alive(kept_pid));
+
+    assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 1);
+    assert!(gone.registry.tool("mcp__p1__echo").is_none());
+    assert!(
+        eventually(Duration::from_secs(15), || !alive(gone_pid)),
+        "pid {gone_pid} still runs"
+    );
+    // Not restarted by its supervisor.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(gone.registry.tool("mcp__p1__echo").is_none());
+    // The other profile's server is untouched.
+    assert!(alive(kept_pid));
+    assert_eq!(
+        kept.call("mcp__p2__echo", json!({"text": "still"}))["result"],
+        "still"
+    );
+    // Ended once.
+    assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 0);
+    drop(gone_clients);
+    drop(kept_clients);
+    assert!(
+        eventually(Duration::from_secs(15), || !alive(kept_pid)),
+        "pid {kept_pid} still runs"
+    );
+}
+
+/// An `https://` server on 127.0.0.1 with a self-signed certificate (made
+/// here with the `openssl` CLI): trusted through `ssl_verify: <CA bundle>`
+/// or `ssl_verify: false`, refused with the system's roots.
+#[test]
+fn https_server_with_its_own_ca() {
+    // A CA, and the server's certificate for 127.0.0.1 signed by it.
+    let certs = tempfile::tempdir().unwrap();
+    let at = |name: &str| certs.path().join(name).display().to_string();
+    let (ca, cert, key) = (at("ca.pem"), at("cert.pem"), at("key.pem"));
+    std::fs::write(
+        at("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    let steps: [Vec<String>; 3] = [
+        "req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=hermes-test-ca -keyout"
+            .split(' ')
+            .map(String::from)
+            .chain([at("ca.key"), "-out".into(), ca.clone()])
+            .collect(),
+        "req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout"
+            .split(' ')
+            .map(String::from)
+            .chain([key.clone(), "-out".into(), at("leaf.csr")])
+            .collect(),
+        "x509 -req -days 1 -CAcreateserial -in"
+            .split(' ')
+            .map(String::from)
+            .chain([at("leaf.csr"), "-CA".into(), ca.clone(), "-CAkey".into()])
+            .chain([at("ca.key"), "-extfile".into(), at("leaf.ext")])
+            .chain(["-out".into(), cert.clone()])
+            .collect(),
+    ];
+    for step in &steps {
+        let made = Command::new("openssl")
+            .args(step)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(made.success(), "openssl {step:?} failed");
+    }
+    let port = free_port();
+    let mut server = Command::new(python())
+        .arg(server_script())
+        .args(["https", &port.to_string()])
+        .arg(&cert)
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let entries = format!(
+        "  ca:\n    url: https://127.0.0.1:{port}/mcp\n    ssl_verify: {:?}\n    connect_timeout: 10\n  \
+         off:\n    url: https://127.0.0.1:{port}/mcp\n    ssl_verify: false\n    connect_timeout: 10\n  \
+         roots:\n    url: https://127.0.0.1:{port}/mcp\n    connect_timeout: 10\n",
+        ca
+    );
+    let f = Fixture::new(&entries, "");
+    let clients = McpClients::start(f.registry, &f.profile).unwrap();
+    // The server may still be starting: the client retries with backoff.
+    let up = eventually(Duration::from_secs(45), || {
+        ["ca", "off"]
+            .iter()
+            .all(|n| status_of(&clients, n).state == State::Connected)
+    });
+    let via_ca = up.then(|| f.call("mcp__ca__echo", json!({"text": "over tls"})));
+    let via_off = up.then(|| f.call("mcp__off__echo", json!({"text": "unchecked"})));
+    // `roots` retries after 2 s, then 4 s: by then it has tried the running
+    // server at least once.
+    if up {
+        std::thread::sleep(Duration::from_secs(7));
+    }
+    let roots = status_of(&clients, "roots");
+    let status = clients.status();
+    drop(clients);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(up, "{status:?}");
+    assert_eq!(via_ca.unwrap()["result"], "over tls");
+    assert_eq!(via_off.unwrap()["result"], "unchecked");
+    // A self-signed certificate is no system root: never connected.
+    assert_ne!(roots.state, State::Connected, "{roots:?}");
+    assert_eq!(roots.connections, 0, "{roots:?}");
+    assert!(roots.error.is_some(), "{roots:?}");
+}

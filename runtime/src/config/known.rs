@@ -157,7 +157,6 @@ pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
     "oauth",
     "sampling",
     "skip_preflight",
-    "ssl_verify",
     "supports_parallel_tool_calls",
     "transport",
 ];

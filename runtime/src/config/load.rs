@@ -12,7 +12,7 @@ use super::known::{
 use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
 use super::{
     env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig, Setting,
-    Severity, Source, ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
+    Severity, Source, SslVerify, ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
 };
 use crate::Profile;
 
@@ -782,6 +782,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         "keepalive_interval",
         "cwd",
         "tools",
+        "ssl_verify",
     ];
     let entries = r.mapping(key, node)?;
     let mut command = None;
@@ -797,6 +798,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut cwd = None;
     let mut include = Vec::new();
     let mut exclude = Vec::new();
+    let mut ssl_verify = SslVerify::default();
     let mut bad = false;
     for (name, v, pos) in entries {
         let k = join(key, &name);
@@ -851,6 +853,23 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
             "cwd" => {
                 cwd = r.string(&k, v);
                 ok(cwd.is_some());
+            }
+            "ssl_verify" => {
+                let flag = match &v.kind {
+                    Kind::Scalar {
+                        text, plain: true, ..
+                    } => parse_bool(text),
+                    _ => None,
+                };
+                ssl_verify = match flag {
+                    Some(true) => SslVerify::SystemRoots,
+                    Some(false) => SslVerify::Off,
+                    None => {
+                        let path = r.string(&k, v);
+                        ok(path.is_some());
+                        path.map_or(SslVerify::SystemRoots, SslVerify::CaFile)
+                    }
+                };
             }
             "tools" => {
                 let Some(fields) = r.mapping(&k, v) else {
@@ -923,6 +942,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         cwd,
         include,
         exclude,
+        ssl_verify,
         pos: at,
     })
 }

@@ -264,7 +264,21 @@ pub struct McpServer {
     /// `tools.include` / `tools.exclude`: which of its tools to offer.
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    /// How an `https://` server's certificate is checked (`ssl_verify`).
+    pub ssl_verify: SslVerify,
     pub pos: Pos,
+}
+
+/// `ssl_verify` of an MCP server, as the reference reads it: `true` (the
+/// system's roots), `false` (no check), or the path of a CA bundle (PEM)
+/// trusted instead of the system's roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SslVerify {
+    #[default]
+    SystemRoots,
+    Off,
+    CaFile(String),
 }
 
 /// The settings of one profile.

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use hermes_runtime::config::{McpServer, McpTransport, Severity};
+use hermes_runtime::config::{McpServer, McpTransport, Severity, SslVerify};
 use hermes_runtime::{Profile, Registry, RuntimeToolSpec, ToolSource};
 use rmcp::model::{CallToolRequestParams, ClientRequest, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, Peer, RunningService};
@@ -91,12 +91,69 @@ pub struct ServerStatus {
 /// The servers of one profile, connected and registered. Dropping it removes
 /// their tools from the registry and stops the servers.
 pub struct McpClients {
-    registry: &'static Registry,
     runtime: Option<tokio::runtime::Runtime>,
-    servers: Vec<Arc<Server>>,
+    scope: Arc<Scope>,
     invalid: Vec<ServerStatus>,
+}
+
+/// The started servers of one profile, ended once: by dropping their
+/// [`McpClients`] or by [`end_profile`], whichever comes first.
+struct Scope {
+    home: PathBuf,
+    registry: &'static Registry,
+    servers: Vec<Arc<Server>>,
     stop: watch::Sender<bool>,
     grace: Duration,
+    ended: std::sync::atomic::AtomicBool,
+}
+
+/// Every live [`Scope`] of the process, for [`end_profile`] (the terminal
+/// sessions' pattern: state of a profile, ended with it).
+static SCOPES: Mutex<Vec<Weak<Scope>>> = Mutex::new(Vec::new());
+
+/// Ends the MCP servers of `profile` (every [`McpClients`] started for
+/// it): their tools leave the registry and the stdio servers are torn down
+/// parent first, as when the `McpClients` is dropped. Call it when the
+/// profile goes away; returns how many servers were ended.
+pub fn end_profile(profile: &Profile) -> usize {
+    let home = std::path::absolute(profile.home()).unwrap_or_else(|_| profile.home().to_path_buf());
+    let scopes: Vec<Arc<Scope>> = {
+        let mut all = lock(&SCOPES);
+        all.retain(|w| w.strong_count() > 0);
+        all.iter()
+            .filter_map(Weak::upgrade)
+            .filter(|s| s.home == home)
+            .collect()
+    };
+    scopes.iter().map(|s| s.end()).sum()
+}
+
+impl Scope {
+    /// Stops the supervisors, removes every tool, tears the stdio servers
+    /// down (parent first, then its group, then SIGKILL; all at once).
+    /// Once; returns how many servers it ended (0 the second time).
+    fn end(&self) -> usize {
+        if self.ended.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return 0;
+        }
+        let _ = self.stop.send_replace(true);
+        let mut targets = Vec::new();
+        for s in &self.servers {
+            lock(&s.peer).take();
+            if let Some(t) = lock(&s.child).take() {
+                targets.push(t);
+            }
+            lock(&s.listed).clear();
+            let _ = self.registry.replace_toolset_tools(&s.toolset, Vec::new());
+        }
+        let grace = self.grace;
+        std::thread::scope(|scope| {
+            for t in targets {
+                scope.spawn(move || crate::procs::teardown::teardown(t, grace));
+            }
+        });
+        self.servers.len()
+    }
 }
 
 /// What an entry resolves to once `${VAR}`s are filled in.
@@ -106,6 +163,7 @@ enum Transport {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        ssl_verify: SslVerify,
     },
 }
 
@@ -127,8 +185,13 @@ struct Server {
     peer: Mutex<Option<Peer<RoleClient>>>,
     /// The live child, for teardown.
     child: Mutex<Option<Target>>,
+    /// The specs of the last listing: registered again, hidden, while the
+    /// server is down ([`Server::hide_tools`]).
+    listed: Mutex<Vec<RuntimeToolSpec>>,
     relist: Arc<Notify>,
     first_done: watch::Sender<bool>,
+    /// Set when the servers are ended ([`Scope::end`]).
+    stop: watch::Receiver<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -257,6 +320,7 @@ impl McpClients {
                 profile,
                 registry,
                 runtime.handle().clone(),
+                stop.subscribe(),
             ));
             if entry.enabled {
                 runtime.spawn(supervise(Arc::clone(&server), stop.subscribe()));
@@ -265,13 +329,24 @@ impl McpClients {
             }
             servers.push(server);
         }
-        Ok(McpClients {
+        let scope = Arc::new(Scope {
+            home: std::path::absolute(profile.home())
+                .unwrap_or_else(|_| profile.home().to_path_buf()),
             registry,
-            runtime: Some(runtime),
             servers,
-            invalid,
             stop,
             grace: crate::procs::grace_for(profile),
+            ended: std::sync::atomic::AtomicBool::new(false),
+        });
+        {
+            let mut all = lock(&SCOPES);
+            all.retain(|w| w.strong_count() > 0);
+            all.push(Arc::downgrade(&scope));
+        }
+        Ok(McpClients {
+            runtime: Some(runtime),
+            scope,
+            invalid,
         })
     }
 
@@ -286,6 +361,7 @@ impl McpClients {
     /// [`McpClients::wait_ready`] for async callers.
     pub async fn ready(&self, limit: Duration) {
         let waits: Vec<_> = self
+            .scope
             .servers
             .iter()
             .map(|s| {
@@ -306,7 +382,8 @@ impl McpClients {
     /// The longest `connect_timeout` of the enabled servers (a bound for
     /// [`McpClients::wait_ready`]), plus a second.
     pub fn longest_connect(&self) -> Duration {
-        self.servers
+        self.scope
+            .servers
             .iter()
             .map(|s| s.connect_timeout)
             .max()
@@ -317,6 +394,7 @@ impl McpClients {
     /// Every configured server, in name order (invalid entries included).
     pub fn status(&self) -> Vec<ServerStatus> {
         let mut all: Vec<ServerStatus> = self
+            .scope
             .servers
             .iter()
             .map(|s| lock(&s.status).clone())
@@ -331,35 +409,20 @@ impl McpClients {
     /// registered, `None` for an unknown server. For the benchmark.
     #[doc(hidden)]
     pub fn register_listed(&self, name: &str, tools: &[rmcp::model::Tool]) -> Option<usize> {
-        let server = self.servers.iter().find(|s| s.name == name)?;
+        let server = self.scope.servers.iter().find(|s| s.name == name)?;
         server.register(tools, None, Instant::now());
         Some(lock(&server.status).tools.len())
     }
 
     /// Whether the profile configures any server.
     pub fn is_empty(&self) -> bool {
-        self.servers.is_empty() && self.invalid.is_empty()
+        self.scope.servers.is_empty() && self.invalid.is_empty()
     }
 }
 
 impl Drop for McpClients {
     fn drop(&mut self) {
-        let _ = self.stop.send_replace(true);
-        let mut targets = Vec::new();
-        for s in &self.servers {
-            lock(&s.peer).take();
-            if let Some(t) = lock(&s.child).take() {
-                targets.push(t);
-            }
-            let _ = self.registry.replace_toolset_tools(&s.toolset, Vec::new());
-        }
-        // Parent first, then its group, then SIGKILL: all servers at once.
-        let grace = self.grace;
-        std::thread::scope(|scope| {
-            for t in targets {
-                scope.spawn(move || crate::procs::teardown::teardown(t, grace));
-            }
-        });
+        self.scope.end();
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
         }
@@ -383,6 +446,7 @@ impl ClientHandler for Handler {
 type Session = RunningService<RoleClient, Handler>;
 
 impl Server {
+    #[allow(clippy::too_many_arguments)] // one call site, each argument shared by every server
     fn new(
         name: &str,
         entry: &McpServer,
@@ -391,6 +455,7 @@ impl Server {
         profile: &Profile,
         registry: &'static Registry,
         handle: tokio::runtime::Handle,
+        stop: watch::Receiver<bool>,
     ) -> Self {
         let fill = |s: &String| interpolate(s, secrets);
         let transport = match &entry.transport {
@@ -403,6 +468,10 @@ impl Server {
             McpTransport::Http { url, headers } => Transport::Http {
                 url: fill(url),
                 headers: headers.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
+                ssl_verify: match &entry.ssl_verify {
+                    SslVerify::CaFile(path) => SslVerify::CaFile(fill(path)),
+                    other => other.clone(),
+                },
             },
         };
         let (first_done, _) = watch::channel(false);
@@ -438,8 +507,10 @@ impl Server {
             }),
             peer: Mutex::new(None),
             child: Mutex::new(None),
+            listed: Mutex::new(Vec::new()),
             relist: Arc::new(Notify::new()),
             first_done,
+            stop,
         }
     }
 
@@ -483,8 +554,12 @@ impl Server {
                     }
                 }
             }
-            Transport::Http { url, headers } => {
-                let session = http::connect(handler, url, headers).await?;
+            Transport::Http {
+                url,
+                headers,
+                ssl_verify,
+            } => {
+                let session = http::connect(handler, url, headers, ssl_verify).await?;
                 Ok((session, None))
             }
         }
@@ -536,11 +611,10 @@ impl Server {
                 tracing::warn!(target: "hermes::mcp", "MCP server '{}' {w}", self.name);
                 warnings.push(w);
             }
-            let schema = Value::Object((*tool.input_schema).clone());
             specs.push(self.spec(
                 naming::tool_name(&self.name, &tool.name),
                 naming::description(&self.name, &tool.name, given),
-                naming::normalize_schema(Some(&schema)),
+                naming::normalize_object((*tool.input_schema).clone()),
                 Call::Tool(tool.name.to_string()),
             ));
         }
@@ -553,7 +627,17 @@ impl Server {
             }
         }
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+        *lock(&self.listed) = specs.clone();
         let errors = self.registry.replace_toolset_tools(&self.toolset, specs);
+        if *self.stop.borrow() {
+            // Ended while listing: `Scope::end` set `stop` before removing
+            // the tools, so this replace may have come after its removal.
+            lock(&self.listed).clear();
+            let _ = self
+                .registry
+                .replace_toolset_tools(&self.toolset, Vec::new());
+            return;
+        }
         let mut registered = names;
         for e in &errors {
             warnings.push(format!("not registered: {e}"));
@@ -571,6 +655,35 @@ impl Server {
         s.tools = registered;
         s.warnings = warnings;
         s.list_ms = Some(ms(started.elapsed()));
+    }
+
+    /// Tears down the child of the last attempt, if any (1 s per step).
+    async fn end_child(&self) {
+        let child = lock(&self.child).take();
+        if let Some(t) = child {
+            let grace = Duration::from_secs(1);
+            let _ = tokio::task::spawn_blocking(move || crate::procs::teardown::teardown(t, grace))
+                .await;
+        }
+    }
+
+    /// The server went down: its tools stay registered (a call answers
+    /// that the server is not connected) but no longer reach the model:
+    /// one atomic replace by the same tools behind an availability check
+    /// that says no, so definitions (and `hermes-tools list`) leave them
+    /// out until a reconnection lists them again.
+    fn hide_tools(&self) {
+        let hidden: Vec<RuntimeToolSpec> = lock(&self.listed)
+            .iter()
+            .map(|spec| {
+                let mut spec = spec.clone();
+                spec.check = Some(server_down);
+                spec
+            })
+            .collect();
+        if !hidden.is_empty() {
+            let _ = self.registry.replace_toolset_tools(&self.toolset, hidden);
+        }
     }
 
     fn utility_specs(self: &Arc<Self>, which: &[&str]) -> Vec<RuntimeToolSpec> {
@@ -652,7 +765,12 @@ impl Server {
     /// One call on the live session, bounded by `timeout`.
     async fn call(&self, call: &Call, args: Value) -> String {
         let Some(peer) = lock(&self.peer).clone() else {
-            return render::error(&format!("MCP server '{}' is not connected", self.name));
+            let why = lock(&self.status)
+                .error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            return render::error(&format!("MCP server '{}' is not connected{why}", self.name));
         };
         let what = call.method();
         let work = async {
@@ -747,53 +865,42 @@ impl Server {
     }
 
     async fn list_resources(&self, peer: &Peer<RoleClient>) -> Result<String, String> {
-        let mut out = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_LIST_PAGES {
+        let resources = all_pages(|cursor| async {
             let page = peer
                 .list_resources(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
                 .map_err(|e| e.to_string())?;
-            for r in &page.resources {
-                let v = serde_json::to_value(r).map_err(|e| e.to_string())?;
-                let mut entry = serde_json::Map::new();
-                for key in ["uri", "name", "description", "mimeType"] {
-                    if let Some(x) = v
-                        .get(key)
-                        .filter(|x| x.as_str().is_some_and(|s| !s.is_empty()))
-                    {
-                        entry.insert(key.into(), x.clone());
-                    }
-                }
-                out.push(Value::Object(entry));
-            }
-            cursor = page.next_cursor;
-            if cursor.is_none() {
-                break;
-            }
-        }
+            Ok((page.resources, page.next_cursor))
+        })
+        .await?;
+        let out: Vec<Value> = resources
+            .iter()
+            .map(|r| {
+                Value::Object(non_empty_strings(
+                    r,
+                    &["uri", "name", "description", "mimeType"],
+                ))
+            })
+            .collect();
         Ok(json!({"resources": out}).to_string())
     }
 
     async fn list_prompts(&self, peer: &Peer<RoleClient>) -> Result<String, String> {
-        let mut out = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_LIST_PAGES {
+        let prompts = all_pages(|cursor| async {
             let page = peer
                 .list_prompts(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
                 .map_err(|e| e.to_string())?;
-            for p in &page.prompts {
-                let v = serde_json::to_value(p).map_err(|e| e.to_string())?;
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await?;
+        let out: Vec<Value> = prompts
+            .iter()
+            .map(|p| {
                 let mut entry = serde_json::Map::new();
-                entry.insert("name".into(), v["name"].clone());
-                if let Some(d) = v
-                    .get("description")
-                    .filter(|d| d.as_str().is_some_and(|s| !s.is_empty()))
-                {
-                    entry.insert("description".into(), d.clone());
-                }
-                if let Some(args) = v
+                entry.insert("name".into(), p["name"].clone());
+                entry.extend(non_empty_strings(p, &["description"]));
+                if let Some(args) = p
                     .get("arguments")
                     .and_then(Value::as_array)
                     .filter(|a| !a.is_empty())
@@ -803,12 +910,7 @@ impl Server {
                         .map(|a| {
                             let mut m = serde_json::Map::new();
                             m.insert("name".into(), a["name"].clone());
-                            if let Some(d) = a
-                                .get("description")
-                                .filter(|d| d.as_str().is_some_and(|s| !s.is_empty()))
-                            {
-                                m.insert("description".into(), d.clone());
-                            }
+                            m.extend(non_empty_strings(a, &["description"]));
                             m.insert(
                                 "required".into(),
                                 a.get("required").cloned().unwrap_or(Value::Null),
@@ -818,15 +920,50 @@ impl Server {
                         .collect();
                     entry.insert("arguments".into(), Value::Array(args));
                 }
-                out.push(Value::Object(entry));
-            }
-            cursor = page.next_cursor;
-            if cursor.is_none() {
-                break;
-            }
-        }
+                Value::Object(entry)
+            })
+            .collect();
         Ok(json!({"prompts": out}).to_string())
     }
+}
+
+/// Every item of a paged `*/list` answer (at most [`MAX_LIST_PAGES`]
+/// pages), each as JSON; `page` fetches the page at a cursor.
+async fn all_pages<T, F, Fut>(mut page: F) -> Result<Vec<Value>, String>
+where
+    T: Serialize,
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<T>, Option<String>), String>>,
+{
+    let mut out = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let (items, next) = page(cursor).await?;
+        for item in &items {
+            out.push(serde_json::to_value(item).map_err(|e| e.to_string())?);
+        }
+        cursor = next;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// The `keys` of `item` whose values are non-empty strings, in that order.
+fn non_empty_strings(item: &Value, keys: &[&str]) -> serde_json::Map<String, Value> {
+    keys.iter()
+        .filter_map(|&key| {
+            item.get(key)
+                .filter(|x| x.as_str().is_some_and(|s| !s.is_empty()))
+                .map(|x| (key.to_string(), x.clone()))
+        })
+        .collect()
+}
+
+/// The availability check of a down server's tools: never available.
+fn server_down(_: &Profile) -> bool {
+    false
 }
 
 /// What a registered tool calls.
@@ -878,7 +1015,11 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
             r = tokio::time::timeout(server.connect_timeout, attempt) => r.unwrap_or_else(|_| Err(format!(
                 "no answer within connect_timeout ({})", secs(server.connect_timeout)
             ))),
-            () = stopped(&mut stop) => return,
+            () = stopped(&mut stop) => {
+                // A child the interrupted attempt started.
+                server.end_child().await;
+                return;
+            }
         };
         match outcome {
             Ok((session, connected)) => {
@@ -894,14 +1035,10 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
                 let _ = server.first_done.send_replace(true);
                 let reason = watch_session(&server, session, &mut stop).await;
                 lock(&server.peer).take();
-                let child = lock(&server.child).take();
-                if let Some(t) = child {
-                    let grace = Duration::from_secs(1);
-                    let _ = tokio::task::spawn_blocking(move || {
-                        crate::procs::teardown::teardown(t, grace)
-                    })
-                    .await;
+                if reason.is_some() {
+                    server.hide_tools();
                 }
+                server.end_child().await;
                 match reason {
                     None => return,
                     Some(why) => server.set_state(State::Failed, Some(why)),
@@ -909,14 +1046,7 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
             }
             Err(e) => {
                 failures += 1;
-                let child = lock(&server.child).take();
-                if let Some(t) = child {
-                    let grace = Duration::from_secs(1);
-                    let _ = tokio::task::spawn_blocking(move || {
-                        crate::procs::teardown::teardown(t, grace)
-                    })
-                    .await;
-                }
+                server.end_child().await;
                 let parked = failures > MAX_RECONNECT_ATTEMPTS;
                 server.set_state(if parked { State::Parked } else { State::Failed }, Some(e));
                 let _ = server.first_done.send_replace(true);
@@ -999,20 +1129,42 @@ mod http {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::ServiceExt;
 
-    use super::{Handler, Session};
+    use super::{Handler, Session, SslVerify};
+
+    /// The HTTP client of one server: rustls with the ring provider, the
+    /// system's roots (`ssl_verify: true`), only the CA bundle it names (a
+    /// path), or no certificate check (`false`), as the reference's httpx
+    /// `verify` does.
+    fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, String> {
+        // reqwest is built without a provider of its own; ring is the one
+        // ureq uses too. Already installed (by us or the host) is fine.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut builder = reqwest::Client::builder();
+        match ssl_verify {
+            SslVerify::Off => builder = builder.tls_danger_accept_invalid_certs(true),
+            SslVerify::CaFile(path) => {
+                let pem = std::fs::read(path)
+                    .map_err(|e| format!("ssl_verify: cannot read the CA bundle {path}: {e}"))?;
+                let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                    .map_err(|e| format!("ssl_verify: {path} is no PEM CA bundle: {e}"))?;
+                if certs.is_empty() {
+                    return Err(format!("ssl_verify: {path} holds no certificate"));
+                }
+                builder = builder.tls_certs_only(certs);
+            }
+            _ => {}
+        }
+        builder
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))
+    }
 
     pub(super) async fn connect(
         handler: Handler,
         url: &str,
         headers: &BTreeMap<String, String>,
+        ssl_verify: &SslVerify,
     ) -> Result<Session, String> {
-        if url.starts_with("https://") {
-            return Err(
-                "https:// servers are not supported yet (this build's HTTP client has no \
-                        TLS); use http:// on a trusted network, or run the server over stdio"
-                    .into(),
-            );
-        }
         let mut custom = HashMap::new();
         for (k, v) in headers {
             let name = http::HeaderName::from_bytes(k.as_bytes())
@@ -1022,14 +1174,18 @@ mod http {
         }
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
-        let client = reqwest::Client::builder()
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = client(ssl_verify)?;
         let transport = StreamableHttpClientTransport::with_client(client, config);
-        handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("initialize failed: {e}"))
+        handler.serve(transport).await.map_err(|e| {
+            // The TLS or connection problem is in the sources, not the top error's text.
+            let mut text = format!("initialize failed: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        })
     }
 }
 

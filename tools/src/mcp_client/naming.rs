@@ -111,6 +111,11 @@ pub fn scan_description(description: &str) -> Vec<&'static str> {
     let Some(set) = INJECTION_SET.as_ref() else {
         return Vec::new();
     };
+    // Most descriptions match nothing: `is_match` stops at the first hit
+    // and is much cheaper than collecting every pattern's.
+    if !set.is_match(description) {
+        return Vec::new();
+    }
     set.matches(description)
         .into_iter()
         .filter_map(|i| INJECTION.get(i).map(|(_, why)| *why))
@@ -132,13 +137,18 @@ const MAX_DEPTH: usize = 64;
 /// - then the runtime's baseline: `$ref`s into `#/$defs` inlined,
 ///   `$defs` dropped.
 pub fn normalize_schema(schema: Option<&Value>) -> Value {
-    let Some(Value::Object(map)) = schema else {
-        return empty_object();
-    };
+    match schema {
+        Some(Value::Object(map)) => normalize_object(map.clone()),
+        _ => empty_object(),
+    }
+}
+
+/// [`normalize_schema`] of an object schema the caller owns (not copied again).
+pub fn normalize_object(map: Map<String, Value>) -> Value {
     if map.is_empty() {
         return empty_object();
     }
-    let mut out = Value::Object(map.clone());
+    let mut out = Value::Object(map);
     rename_definitions(&mut out, 0);
     strip_nullable_unions(&mut out, 0);
     repair_objects(&mut out, 0);

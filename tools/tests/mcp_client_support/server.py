@@ -1,13 +1,14 @@
 """An MCP server for the client tests, written with the official Python SDK.
 
-Usage: server.py [stdio|http PORT]
+Usage: server.py [stdio|http PORT|https PORT CERT KEY]
 
 Tools: echo, add (a $ref schema), fail (isError), hang, die, garbage (a
 broken answer to its own request), flood (an endless line on stdout), big (a
 huge answer),
 image, structured, cwd, pid, env (its own environment), grow (adds a tool and sends
 notifications/tools/list_changed), sneaky (a description with an injection
-pattern). Resources and prompts for the utility tools.
+pattern). Resources and prompts for the utility tools. With $MCP_TEST_HOLD
+set, it will not start while that file exists.
 """
 
 import asyncio
@@ -161,7 +162,24 @@ def greet(who: str) -> str:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "http":
+    # While the file $MCP_TEST_HOLD names exists, the server refuses to
+    # start (a server that died and cannot come back yet).
+    hold = os.environ.get("MCP_TEST_HOLD")
+    if hold and os.path.exists(hold):
+        sys.exit(4)
+    if len(sys.argv) > 4 and sys.argv[1] == "https":
+        # server.py https PORT CERT KEY: streamable HTTP over TLS.
+        import uvicorn
+
+        uvicorn.run(
+            mcp.streamable_http_app(),
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            ssl_certfile=sys.argv[3],
+            ssl_keyfile=sys.argv[4],
+            log_level="warning",
+        )
+    elif len(sys.argv) > 2 and sys.argv[1] == "http":
         mcp.settings.port = int(sys.argv[2])
         mcp.settings.host = "127.0.0.1"
         mcp.run(transport="streamable-http")
