@@ -48,9 +48,22 @@ pub mod fuzzing {
 
 /// The registry of every built-in tool.
 pub fn registry() -> &'static Registry {
-    static REGISTRY: std::sync::LazyLock<Registry> =
-        std::sync::LazyLock::new(|| Registry::new(&generated::TABLES));
+    static REGISTRY: std::sync::LazyLock<Registry> = std::sync::LazyLock::new(|| {
+        install_tls_provider();
+        Registry::new(&generated::TABLES)
+    });
     &REGISTRY
+}
+
+/// Makes rustls's ring provider the process default, unless one is set.
+/// reqwest is built here with rustls but no provider of its own (ring is
+/// the one ureq uses; aws-lc-rs would need a C build), and it panics when
+/// it builds a client with none installed. [`registry`] and the MCP client
+/// call this; a program that builds reqwest clients (or rmcp's default HTTP
+/// transport) before either calls it first.
+pub fn install_tls_provider() {
+    // Err means one is installed already (ours or the host's): fine.
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Tears down every background process `terminal` started (parent-first,

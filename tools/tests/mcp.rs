@@ -198,6 +198,7 @@ impl HttpServer {
 }
 
 fn http_client() -> reqwest::Client {
+    hermes_tools::install_tls_provider();
     reqwest::Client::builder().no_proxy().build().unwrap()
 }
 

@@ -148,6 +148,7 @@ async fn serve_http_survives_a_soak() {
         }),
         "sessions expire and free their slots"
     );
+    hermes_tools::install_tls_provider();
     let transport = StreamableHttpClientTransport::with_client(
         reqwest::Client::builder().no_proxy().build().unwrap(),
         StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")),

@@ -1136,9 +1136,7 @@ mod http {
     /// path), or no certificate check (`false`), as the reference's httpx
     /// `verify` does.
     fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, String> {
-        // reqwest is built without a provider of its own; ring is the one
-        // ureq uses too. Already installed (by us or the host) is fine.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::install_tls_provider();
         let mut builder = reqwest::Client::builder();
         match ssl_verify {
             SslVerify::Off => builder = builder.tls_danger_accept_invalid_certs(true),

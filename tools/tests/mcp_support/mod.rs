@@ -21,6 +21,8 @@ impl Server {
     /// Starts the server with `args` after `serve --mcp --http 127.0.0.1:0`,
     /// through `sh -c` when `shell_prefix` is given (e.g. `ulimit -n 64;`).
     pub fn start(dir: &std::path::Path, args: &[&str], shell_prefix: Option<&str>) -> Server {
+        // The tests' HTTP clients are reqwest's, built with no TLS provider.
+        hermes_tools::install_tls_provider();
         let mut command = match shell_prefix {
             Some(prefix) => {
                 let mut c = Command::new("sh");
