@@ -205,21 +205,7 @@ pub fn locate_package(crate_root: &Path, name: &str) -> Result<PathBuf, String> 
     if let Some(path) = path_dependency(crate_root, name) {
         return Ok(path);
     }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--manifest-path"])
-        .arg(crate_root.join("Cargo.toml"))
-        .output()
-        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed in {}: {}",
-            crate_root.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ));
-    }
-    let meta: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let meta = cargo_metadata(&crate_root.join("Cargo.toml"), false)?;
     meta["packages"]
         .as_array()
         .into_iter()
@@ -230,6 +216,41 @@ pub fn locate_package(crate_root: &Path, name: &str) -> Result<PathBuf, String> 
         .ok_or_else(|| {
             format!("`builds_on` names `{name}`, which is not a package this crate depends on")
         })
+}
+
+/// The cargo that runs us (`cargo hermes` and `cargo xtask` are run by
+/// cargo, which says which binary it is in `CARGO`), else `cargo`.
+pub fn cargo() -> std::ffi::OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// `cargo metadata` (`--no-deps` when `no_deps`) of the package whose
+/// manifest is `manifest`, run in its folder so its `.cargo/config.toml`
+/// and toolchain apply.
+pub fn cargo_metadata(manifest: &Path, no_deps: bool) -> Result<serde_json::Value, String> {
+    let mut command = std::process::Command::new(cargo());
+    command.args(["metadata", "--format-version", "1"]);
+    if no_deps {
+        command.arg("--no-deps");
+    }
+    if let Some(dir) = manifest.parent() {
+        command.current_dir(dir);
+    }
+    let output = command
+        .arg("--manifest-path")
+        .arg(manifest)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run cargo metadata: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata failed on {}:\n{}",
+            manifest.display(),
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        ));
+    }
+    serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))
 }
 
 /// `name = { path = "..." }` in `[dependencies]` of the crate's manifest,

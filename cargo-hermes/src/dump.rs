@@ -14,7 +14,6 @@
 //! instead and reads them with the same [`executables`] and [`run_dump`].
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,11 +26,8 @@ pub type Schemas = BTreeMap<String, Value>;
 /// The folder of the target folder the dump crates are written in.
 pub const DUMP_DIR: &str = "hermes-dump";
 
-/// The cargo that runs us (`cargo hermes` and `cargo xtask` are run by
-/// cargo, which says which binary it is in `CARGO`), else `cargo`.
-pub fn cargo() -> OsString {
-    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
-}
+pub use hermes_build_tools::bases::cargo;
+use hermes_build_tools::bases::cargo_metadata;
 
 /// What `cargo metadata` says of the crate at a folder.
 #[derive(Debug, Clone)]
@@ -55,23 +51,7 @@ pub fn crate_info(crate_root: &Path) -> Result<CrateInfo, String> {
         .canonicalize()
         .map_err(|e| format!("cannot read {}: {e}", crate_root.display()))?;
     let manifest = root.join("Cargo.toml");
-    let output = Command::new(cargo())
-        .args(["metadata", "--no-deps", "--format-version", "1"])
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .current_dir(&root)
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo metadata failed on {}:\n{}",
-            manifest.display(),
-            String::from_utf8_lossy(&output.stderr).trim_end()
-        ));
-    }
-    let meta: Value = serde_json::from_slice(&output.stdout)
-        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let meta = cargo_metadata(&manifest, true)?;
     let same_file = |p: &str| Path::new(p).canonicalize().is_ok_and(|p| p == manifest);
     let package = meta["packages"]
         .as_array()
