@@ -88,10 +88,9 @@ pub fn read_file_cut(
     let full = resolve(base, path)?;
     let (offset, limit) = page_bounds(offset, limit);
 
-    let (file, file_size, _) = open_text_file(&full, path)?;
+    let (mut file, file_size, _) = open_text_file(&full, path)?;
     if is_notebook(&full) && file_size <= MAX_NOTEBOOK_BYTES {
         let mut bytes = Vec::new();
-        let mut file = file;
         file.by_ref()
             .take(MAX_NOTEBOOK_BYTES + 1)
             .read_to_end(&mut bytes)
@@ -111,14 +110,6 @@ pub fn read_file_cut(
         // Not a notebook after all: read as the text it is.
         file.seek(SeekFrom::Start(0))
             .map_err(|e| FileError::from_io(&e, path, "read"))?;
-        return page(
-            BufReader::new(file),
-            path,
-            offset,
-            limit,
-            file_size,
-            max_line_chars,
-        );
     }
     page(
         BufReader::new(file),
