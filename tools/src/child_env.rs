@@ -51,6 +51,14 @@ pub struct ChildEnv {
 impl ChildEnv {
     /// The clean base alone, without any profile's secrets.
     pub fn base() -> Self {
+        // Computed once: the account behind our user id does not change
+        // while we run, and reading the password database is a file read.
+        static BASE: std::sync::LazyLock<ChildEnv> =
+            std::sync::LazyLock::new(ChildEnv::compute_base);
+        BASE.clone()
+    }
+
+    fn compute_base() -> Self {
         let mut vars = BTreeMap::new();
         let mut set = |k: &str, v: &str| {
             vars.insert(k.to_string(), v.to_string());
@@ -70,6 +78,14 @@ impl ChildEnv {
             set("HOME", "/");
         }
         ChildEnv { vars }
+    }
+
+    /// No variable at all: for a process that passes the environment its
+    /// children get itself (the resident shell, `procs::resident`).
+    pub fn empty() -> Self {
+        ChildEnv {
+            vars: BTreeMap::new(),
+        }
     }
 
     /// The base, then the variables of the agent's own environment the

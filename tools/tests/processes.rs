@@ -319,9 +319,9 @@ async fn a_fork_bomb_stays_under_the_process_bound() {
     }
     const LIMIT: usize = 40;
     let sb = Sandbox::new(&format!("TERMINAL_MAX_PROCESSES={LIMIT}\n"));
-    // Every copy of the bomb is a fork of the shell: its command line
-    // carries the marker of the comment.
-    let script = format!("# {}\nb() {{ b | b & }}; b", sb.mark());
+    // Every copy of the bomb (a fork of the shell) starts a `sleep` that
+    // carries the marker, which the sampler counts.
+    let script = format!("b() {{ sleep {} & b | b & }}; b", sb.mark());
     let peak = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {

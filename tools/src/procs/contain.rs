@@ -290,7 +290,7 @@ impl CommandCgroup {
         };
         format!(
             "echo {me} >{} || exit 125; ",
-            shell_quote(&file.to_string_lossy())
+            super::shell_quote(&file.to_string_lossy())
         )
     }
 
@@ -371,11 +371,6 @@ impl Drop for CommandCgroup {
 /// ignored: the lower limit holds.
 pub fn rlimit_prefix(limit: u64) -> String {
     format!("ulimit -u {limit} 2>/dev/null || ulimit -p {limit} 2>/dev/null; ")
-}
-
-/// `'text'` for a POSIX shell.
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// The environment variable that forces a containment for tests:
@@ -526,6 +521,5 @@ mod tests {
             own_path(own, |id, c| id == "0" && c.is_empty()).as_deref(),
             Some("/user.slice")
         );
-        assert_eq!(shell_quote("a'b"), r"'a'\''b'");
     }
 }

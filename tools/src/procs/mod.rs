@@ -18,11 +18,13 @@ pub mod contain;
 pub mod environ;
 pub mod notify;
 pub mod output;
+pub mod resident;
 pub mod scan;
 pub mod teardown;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -57,6 +59,51 @@ pub fn grace_for(profile: &Profile) -> Duration {
 /// (output bytes, an exit code) is still usable.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `'text'` for a POSIX shell.
+pub(crate) fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The process's private folder for the files its shells read and write
+/// (terminal session state, resident shells' scripts): named once per
+/// process (a random name under `/dev/shm` where that is a writable
+/// memory file system, else under the system's temporary folder: these
+/// small files are written on every command, and a disk file system
+/// makes that cost more than the command), created with mode 0700 when
+/// missing (again after a shutdown removed it); `None` when it cannot be
+/// made, or what is there is not a private folder of ours.
+pub fn private_dir() -> Option<&'static Path> {
+    static DIR: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
+        use std::os::unix::fs::PermissionsExt;
+        let make = |parent: &Path| {
+            tempfile::Builder::new()
+                .prefix("hermes-terminal-")
+                .permissions(std::fs::Permissions::from_mode(0o700))
+                .tempdir_in(parent)
+                .ok()
+        };
+        let dir = make(Path::new("/dev/shm")).or_else(|| make(&std::env::temp_dir()))?;
+        Some(dir.keep())
+    });
+    let dir = DIR.as_deref()?;
+    ensure_private_dir(dir).then_some(dir)
+}
+
+fn ensure_private_dir(dir: &Path) -> bool {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return false;
+        }
+    }
+    // Not a symlink, ours, and private.
+    std::fs::symlink_metadata(dir).is_ok_and(|m| {
+        m.is_dir()
+            && m.uid() == nix::unistd::getuid().as_raw()
+            && m.permissions().mode() & 0o077 == 0
+    })
 }
 
 /// A value set once, waited for by others.
@@ -142,7 +189,45 @@ pub struct Spawned {
 
 /// A command waited for in the caller's thread.
 #[derive(Debug)]
-struct Inline {
+enum Inline {
+    /// A shell of its own, our child.
+    Child(OwnChild),
+    /// A subshell of a resident shell ([`resident`]).
+    Resident(resident::Resident),
+}
+
+impl Inline {
+    /// Waits up to `limit` for the command's exit or output; reads what
+    /// arrived. The exit code once the command ended.
+    fn step(&mut self, output: &Mutex<Capture>, limit: Duration) -> Option<i32> {
+        match self {
+            Inline::Child(c) => c.step(output, limit),
+            Inline::Resident(r) => {
+                // Its end may have come in one read with its start.
+                if let Some(resident::Report::Ended(code)) = r.read_before() {
+                    return Some(code);
+                }
+                let [ended, readable] = poll_readable(&[r.status_fd(), r.output.as_fd()], limit);
+                if readable {
+                    read_once(&mut r.output, output);
+                }
+                if !ended {
+                    return None;
+                }
+                match r.read_status()? {
+                    resident::Report::Ended(code) => Some(code),
+                    // Its shell is gone (`kill -9 $$`): the status is lost.
+                    resident::Report::Gone => Some(-1),
+                    resident::Report::Started(_) => None,
+                }
+            }
+        }
+    }
+}
+
+/// A shell of its own waited for in the caller's thread.
+#[derive(Debug)]
+struct OwnChild {
     child: std::process::Child,
     /// Readable once the shell exited.
     pidfd: std::os::fd::OwnedFd,
@@ -150,32 +235,56 @@ struct Inline {
     reader: Option<std::io::PipeReader>,
 }
 
-impl Inline {
+/// Which of `fds` are readable (or closed), after waiting up to `limit`
+/// for any to be.
+pub(crate) fn poll_readable<const N: usize>(
+    fds: &[std::os::fd::BorrowedFd<'_>; N],
+    limit: Duration,
+) -> [bool; N] {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let timeout = Timespec {
+        tv_sec: i64::try_from(limit.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(limit.subsec_nanos()),
+    };
+    let mut polled: Vec<PollFd<'_>> = fds
+        .iter()
+        .map(|fd| PollFd::new(fd, PollFlags::IN))
+        .collect();
+    match poll(&mut polled, Some(&timeout)) {
+        Ok(_) => std::array::from_fn(|i| !polled[i].revents().is_empty()),
+        // Interrupted, or out of memory for the poll: look again shortly
+        // (never a busy loop).
+        Err(_) => {
+            std::thread::sleep(limit.min(Duration::from_millis(10)));
+            [false; N]
+        }
+    }
+}
+
+/// One read of what `reader` holds (it is readable: this does not block);
+/// `false` at end of file or on an error.
+fn read_once(reader: &mut std::io::PipeReader, output: &Mutex<Capture>) -> bool {
+    let mut buf = [0u8; 8192];
+    match reader.read(&mut buf) {
+        Ok(0) => false,
+        Ok(n) => {
+            lock(output).push(&buf[..n]);
+            true
+        }
+        Err(e) => e.kind() == std::io::ErrorKind::Interrupted,
+    }
+}
+
+impl OwnChild {
     /// Waits up to `limit` for the shell's exit or output; reads what
     /// arrived. The exit code once the shell is reaped.
     fn step(&mut self, output: &Mutex<Capture>, limit: Duration) -> Option<i32> {
-        use rustix::event::{poll, PollFd, PollFlags, Timespec};
-        let timeout = Timespec {
-            tv_sec: i64::try_from(limit.as_secs()).unwrap_or(i64::MAX),
-            tv_nsec: i64::from(limit.subsec_nanos()),
-        };
-        let (exited, readable) = {
-            let mut fds = vec![PollFd::new(&self.pidfd, PollFlags::IN)];
-            if let Some(r) = &self.reader {
-                fds.push(PollFd::new(r, PollFlags::IN));
+        let (exited, readable) = match &self.reader {
+            Some(r) => {
+                let [exited, readable] = poll_readable(&[self.pidfd.as_fd(), r.as_fd()], limit);
+                (exited, readable)
             }
-            match poll(&mut fds, Some(&timeout)) {
-                Ok(_) => (
-                    !fds[0].revents().is_empty(),
-                    fds.get(1).is_some_and(|f| !f.revents().is_empty()),
-                ),
-                // Interrupted, or out of memory for the poll: look again
-                // shortly (never a busy loop).
-                Err(_) => {
-                    std::thread::sleep(limit.min(Duration::from_millis(10)));
-                    (false, false)
-                }
-            }
+            None => (poll_readable(&[self.pidfd.as_fd()], limit)[0], false),
         };
         if readable {
             self.read_once(output);
@@ -186,18 +295,12 @@ impl Inline {
         None
     }
 
-    /// One read of what the pipe holds (it is readable: this does not
-    /// block); end of file closes it.
+    /// One read of what the pipe holds; end of file closes it.
     fn read_once(&mut self, output: &Mutex<Capture>) {
-        let Some(reader) = &mut self.reader else {
-            return;
-        };
-        let mut buf = [0u8; 8192];
-        match reader.read(&mut buf) {
-            Ok(0) => self.reader = None,
-            Ok(n) => lock(output).push(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => self.reader = None,
+        if let Some(reader) = &mut self.reader {
+            if !read_once(reader, output) {
+                self.reader = None;
+            }
         }
     }
 
@@ -218,23 +321,13 @@ impl Inline {
 
     /// Reads until every writer closed the pipe, for at most `limit`.
     fn drain(&mut self, output: &Mutex<Capture>, limit: Duration) {
-        use rustix::event::{poll, PollFd, PollFlags, Timespec};
         let deadline = Instant::now() + limit;
         while let Some(reader) = &self.reader {
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left.is_zero() || !poll_readable(&[reader.as_fd()], left)[0] {
                 return;
             }
-            let timeout = Timespec {
-                tv_sec: i64::try_from(left.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(left.subsec_nanos()),
-            };
-            let mut fds = [PollFd::new(reader, PollFlags::IN)];
-            match poll(&mut fds, Some(&timeout)) {
-                Ok(0) => return,
-                Ok(_) => self.read_once(output),
-                Err(_) => std::thread::sleep(Duration::from_millis(5)),
-            }
+            self.read_once(output);
         }
     }
 }
@@ -290,14 +383,55 @@ impl Spawned {
             self.tag.as_deref(),
             grace,
         );
-        if let Some(mut inline) = lock(&self.inline).take() {
-            if self.exit.get().is_none() {
-                let code = inline.reap(Duration::from_secs(1)).unwrap_or(-1);
-                self.exit.set(code);
+        let inline = lock(&self.inline).take();
+        match inline {
+            Some(Inline::Child(mut own)) => {
+                if self.exit.get().is_none() {
+                    let code = own.reap(Duration::from_secs(1)).unwrap_or(-1);
+                    self.exit.set(code);
+                }
+                own.drain(&self.output, Duration::from_millis(500));
+                self.output_done.set(());
+                return report;
             }
-            inline.drain(&self.output, Duration::from_millis(500));
-            self.output_done.set(());
-            return report;
+            Some(Inline::Resident(mut shell)) => {
+                let mut reported = self.exit.get().is_some();
+                if !reported {
+                    // Torn down before it ended: its status comes promptly.
+                    let deadline = Instant::now() + Duration::from_secs(1);
+                    let code = loop {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        match shell.next(left) {
+                            Some(resident::Report::Ended(code)) => {
+                                reported = true;
+                                break code;
+                            }
+                            Some(resident::Report::Started(_)) => {}
+                            Some(resident::Report::Gone) => break -1,
+                            None if left.is_zero() => break -1,
+                            None => {}
+                        }
+                    };
+                    self.exit.set(code);
+                }
+                // Everything of the command is gone (its cgroup is
+                // empty): what it wrote is in the pipe already.
+                let empty = self
+                    .cgroup
+                    .as_deref()
+                    .is_some_and(|cg| cg.members().is_empty());
+                let deadline = Instant::now() + Duration::from_millis(500);
+                while Instant::now() < deadline
+                    && poll_readable(&[shell.output.as_fd()], Duration::ZERO)[0]
+                    && read_once(&mut shell.output, &self.output)
+                {}
+                self.output_done.set(());
+                if reported && empty && report.survivors.is_empty() {
+                    shell.release();
+                }
+                return report;
+            }
+            None => {}
         }
         self.exit.wait(Duration::from_secs(1));
         self.output_done.wait(Duration::from_millis(500));
@@ -363,6 +497,80 @@ pub fn spawn(
     tail_cap: usize,
 ) -> std::io::Result<Spawned> {
     spawn_with(env, script, cwd, &SpawnOptions::new(head_cap, tail_cap))
+}
+
+/// Starts a foreground command waited for in the caller's thread
+/// ([`SpawnOptions::inline`]): forked from a resident shell
+/// ([`resident`]) where this machine allows it, else as [`spawn_with`]
+/// starts any command. The two differ in cost only.
+pub fn spawn_foreground(
+    env: &ChildEnv,
+    script: &str,
+    cwd: &Path,
+    options: &SpawnOptions,
+) -> std::io::Result<Spawned> {
+    if options.inline
+        && !options.pty
+        && !options.stdin
+        && options.watcher.is_none()
+        && resident::usable()
+    {
+        match start_resident(env, script, cwd, options) {
+            Ok(Some(spawned)) => return Ok(spawned),
+            Ok(None) => {}
+            Err(e) => {
+                tracing::debug!(target: "hermes::procs", "resident shell: {e}; starting a shell");
+            }
+        }
+    }
+    spawn_with(env, script, cwd, options)
+}
+
+/// [`spawn_foreground`] through a resident shell; `None` when the command
+/// cannot be written for one ([`resident::script`]).
+fn start_resident(
+    env: &ChildEnv,
+    script: &str,
+    cwd: &Path,
+    options: &SpawnOptions,
+) -> std::io::Result<Option<Spawned>> {
+    contain::harden_process();
+    contain::harden_thread();
+    let contain::Containment::Cgroup { parent, .. } = contain::containment() else {
+        return Ok(None);
+    };
+    let cgroup = contain::CommandCgroup::create(parent, options.max_processes)?;
+    let Some(text) = resident::script(env, cwd, &cgroup.shell_prefix(), script) else {
+        return Ok(None);
+    };
+    // An idle shell may have ended since it was pooled: one more try with
+    // a new one.
+    let mut shell = resident::Resident::take(options.user_namespace)?;
+    let pid = match shell.start(&text) {
+        Ok(pid) => pid,
+        Err(_) => {
+            drop(shell);
+            shell = resident::Resident::take(options.user_namespace)?;
+            shell.start(&text)?
+        }
+    };
+    // Read while the subshell is most likely still running; if it already
+    // ended, a start time nothing has makes sure teardown never signals
+    // another process that got its pid.
+    let start = scan::read(pid).map_or(u64::MAX, |p| p.start);
+    Ok(Some(Spawned {
+        pid,
+        start: Some(start),
+        exit: Arc::new(Latch::default()),
+        output: Arc::new(Mutex::new(Capture::new(options.head_cap, options.tail_cap))),
+        output_done: Arc::new(Latch::default()),
+        input: Mutex::new(None),
+        pty: false,
+        cgroup: Some(Arc::new(cgroup)),
+        tag: None,
+        max_processes: options.max_processes,
+        inline: Mutex::new(Some(Inline::Resident(shell))),
+    }))
 }
 
 /// The pseudo-terminal's size.
@@ -485,11 +693,12 @@ pub fn spawn_with(
                 .map(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()))
             {
                 Some(Ok(pidfd)) => {
-                    *spawned.inline.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(Inline {
-                        child,
-                        pidfd,
-                        reader: Some(reader),
-                    });
+                    *spawned.inline.get_mut().unwrap_or_else(|e| e.into_inner()) =
+                        Some(Inline::Child(OwnChild {
+                            child,
+                            pidfd,
+                            reader: Some(reader),
+                        }));
                     return Ok(spawned);
                 }
                 // No pidfd (a kernel before 5.3): threads, as below.
@@ -840,6 +1049,7 @@ impl ProcessTable {
             }
         });
         drop(all);
+        resident::release_pool();
         contain::release_pool();
         running
     }
@@ -890,4 +1100,12 @@ fn new_id() -> String {
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^= x >> 31;
     format!("proc_{:012x}", x & 0xffff_ffff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quotes_for_a_posix_shell() {
+        assert_eq!(super::shell_quote("it's"), r"'it'\''s'");
+    }
 }

@@ -18,8 +18,9 @@
 //! failure, a timeout) leaves the session as it was.
 //!
 //! How: the command runs as `eval '<command>'` followed by a trailer that
-//! writes `pwd -P`, a NUL and `env -0` into a state file of this call in
-//! a private folder (mode 0700, one per process, removed at shutdown);
+//! writes `pwd -P`, a NUL and the exported variables (bash's `export
+//! -p`, else `env -0`) into a state file of this call in a private folder
+//! ([`crate::procs::private_dir`], removed at shutdown);
 //! the tool reads it (at most [`MAX_STATE_BYTES`]), deletes it and keeps
 //! the difference. Bounds: at most [`MAX_SESSIONS`] live sessions per
 //! process (the least recently used is dropped); a session idle for
@@ -142,43 +143,10 @@ pub fn start(ctx: &ToolContext) -> Start {
     }
 }
 
-/// The private folder of state files: named once per process (a random
-/// name under the system's temporary folder), created with mode 0700 when
-/// missing (again after [`shutdown`] removed it); `None` when it cannot be
-/// made, or what is there is not a private folder of ours.
-fn state_dir() -> Option<&'static Path> {
-    static DIR: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::Builder::new()
-            .prefix("hermes-terminal-")
-            .permissions(std::fs::Permissions::from_mode(0o700))
-            .tempdir()
-            .ok()?;
-        Some(dir.keep())
-    });
-    let dir = DIR.as_deref()?;
-    ensure_private_dir(dir).then_some(dir)
-}
-
-fn ensure_private_dir(dir: &Path) -> bool {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return false;
-        }
-    }
-    // Not a symlink, ours, and private.
-    std::fs::symlink_metadata(dir).is_ok_and(|m| {
-        m.is_dir()
-            && m.uid() == nix::unistd::getuid().as_raw()
-            && m.permissions().mode() & 0o077 == 0
-    })
-}
-
 /// Forgets every session and removes the state folder: at shutdown.
 pub fn shutdown() {
     sessions().clear();
-    if let Some(dir) = state_dir() {
+    if let Some(dir) = crate::procs::private_dir() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
@@ -196,7 +164,7 @@ pub fn end_profile(profile: &Profile) {
 /// The private folder of state files, once created (for tests and
 /// diagnostics).
 pub fn state_folder() -> Option<PathBuf> {
-    state_dir().map(Path::to_path_buf)
+    crate::procs::private_dir().map(Path::to_path_buf)
 }
 
 /// Live sessions (for tests and diagnostics).
@@ -225,7 +193,7 @@ impl Drop for Wrapped {
 /// runs as it is and the session does not change.
 pub fn wrap(command: &str) -> Wrapped {
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let Some(dir) = state_dir() else {
+    let Some(dir) = crate::procs::private_dir() else {
         return Wrapped {
             script: command.to_string(),
             state_file: None,
@@ -234,9 +202,9 @@ pub fn wrap(command: &str) -> Wrapped {
     let file = dir.join(format!("{}.state", SEQ.fetch_add(1, Ordering::Relaxed)));
     let script = format!(
         "eval {}\n__hermes_status=$?\n{{ builtin pwd -P; builtin printf '\\0'; {}; }} > {} 2>/dev/null\nexit $__hermes_status\n",
-        single_quoted(command),
+        crate::procs::shell_quote(command),
         dump_exported(),
-        single_quoted(&file.to_string_lossy()),
+        crate::procs::shell_quote(&file.to_string_lossy()),
     );
     Wrapped {
         script,
@@ -244,31 +212,20 @@ pub fn wrap(command: &str) -> Wrapped {
     }
 }
 
-/// Shell code that prints every exported variable as `NAME=VALUE` and a
-/// NUL. Under bash with builtins only (no process is started: a call costs
-/// what it did without sessions): every variable name by its first
-/// letter (`${!A@}` ...), kept when its attributes (`${!v@a}`) say
-/// exported. Under another shell, `env -0`.
-fn dump_exported() -> &'static str {
-    static CODE: LazyLock<String> = LazyLock::new(|| {
-        if !crate::child_env::shell().ends_with("bash") {
-            return "command -p env -0".to_string();
-        }
-        let names: String = ('A'..='Z')
-            .chain('a'..='z')
-            .chain(['_'])
-            .map(|c| format!(" \"${{!{c}@}}\""))
-            .collect();
-        format!(
-            "for __hermes_v in{names}; do [[ ${{!__hermes_v@a}} == *x* ]] && \
-             builtin printf '%s=%s\\0' \"$__hermes_v\" \"${{!__hermes_v}}\"; done"
-        )
-    });
-    &CODE
+/// Whether the shell lists its exported variables with `export -p`
+/// (bash: one builtin, read back by [`super::exported`]); else `env -0`
+/// does (`NAME=VALUE` entries each ended by a NUL).
+fn lists_with_export_p() -> bool {
+    crate::child_env::shell().ends_with("bash")
 }
 
-fn single_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
+/// Shell code that prints every exported variable.
+fn dump_exported() -> &'static str {
+    if lists_with_export_p() {
+        "builtin export -p"
+    } else {
+        "command -p env -0"
+    }
 }
 
 /// After a command that ran to its end: reads what its shell reported and
@@ -361,20 +318,30 @@ fn read_capped(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     Ok((bytes.len() <= MAX_STATE_BYTES).then_some(bytes))
 }
 
-/// `pwd`, NUL, then `NAME=VALUE` entries each ended by NUL.
+/// `pwd`, NUL, then the variables as [`dump_exported`] lists them.
 fn parse_state(bytes: &[u8]) -> (Option<PathBuf>, BTreeMap<String, String>) {
-    let mut parts = bytes.split(|b| *b == 0);
-    let cwd = parts
-        .next()
-        .map(|p| {
-            String::from_utf8_lossy(p)
-                .trim_end_matches('\n')
-                .to_string()
-        })
-        .filter(|c| !c.is_empty())
-        .map(PathBuf::from);
+    let (first, rest) = match bytes.iter().position(|b| *b == 0) {
+        Some(at) => (&bytes[..at], &bytes[at + 1..]),
+        None => (bytes, &[][..]),
+    };
+    let cwd = Some(
+        String::from_utf8_lossy(first)
+            .trim_end_matches('\n')
+            .to_string(),
+    )
+    .filter(|c| !c.is_empty())
+    .map(PathBuf::from);
+    if lists_with_export_p() {
+        let env = super::exported::parse(&String::from_utf8_lossy(rest)).unwrap_or_default();
+        return (cwd, env);
+    }
+    (cwd, env_entries(rest))
+}
+
+/// `NAME=VALUE` entries each ended by a NUL.
+fn env_entries(bytes: &[u8]) -> BTreeMap<String, String> {
     let mut env = BTreeMap::new();
-    for entry in parts {
+    for entry in bytes.split(|b| *b == 0) {
         let entry = String::from_utf8_lossy(entry);
         if let Some((name, value)) = entry.split_once('=') {
             if !name.is_empty() {
@@ -382,7 +349,7 @@ fn parse_state(bytes: &[u8]) -> (Option<PathBuf>, BTreeMap<String, String>) {
             }
         }
     }
-    (cwd, env)
+    env
 }
 
 #[cfg(test)]
@@ -391,12 +358,12 @@ mod tests {
 
     #[test]
     fn state_parses_and_quotes_round_trip() {
-        let (cwd, env) = parse_state(b"/tmp\n\0A=1\0B=x=y\nz\0");
-        assert_eq!(cwd, Some(PathBuf::from("/tmp")));
+        let env = env_entries(b"A=1\0B=x=y\nz\0");
         assert_eq!(env["A"], "1");
         assert_eq!(env["B"], "x=y\nz");
+        let (cwd, _) = parse_state(b"/tmp\n\0");
+        assert_eq!(cwd, Some(PathBuf::from("/tmp")));
         assert_eq!(parse_state(b""), (None, BTreeMap::new()));
         assert_eq!(parse_state(b"\0A=1\0").0, None);
-        assert_eq!(single_quoted("it's"), r"'it'\''s'");
     }
 }

@@ -18,6 +18,7 @@ use crate::procs::{self, output::last_chars, Background, BackgroundOptions, Writ
 use crate::redact::{redact_command_output, redact_for, Scope};
 
 mod exit_codes;
+mod exported;
 
 mod guard;
 pub mod session;
@@ -203,7 +204,7 @@ pub fn terminal(
         user_namespace: procs::contain::user_namespace_for(ctx.profile()),
         ..procs::SpawnOptions::new(head, kept - head)
     };
-    let run = procs::spawn_with(&start.env, &wrapped.script, &cwd, &options)
+    let run = procs::spawn_foreground(&start.env, &wrapped.script, &cwd, &options)
         .map_err(|e| format!("could not start the command: {e}"))?;
     // Known to the table while it runs: an agent shutting down meanwhile
     // (this call abandoned on its thread) tears it down too.

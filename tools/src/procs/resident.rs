@@ -1,0 +1,347 @@
+//! Foreground commands forked from a resident shell.
+//!
+//! Starting bash is most of what a short command costs: the `exec`, the
+//! dynamic linking and bash's own start take longer here than `sh -c
+//! true` as a whole. So a foreground command is not started as `bash -c`:
+//! an idle resident bash (started once, kept in a small pool) forks a
+//! subshell for it, which costs a fraction of that. What the command sees
+//! is what `bash -c` gives it, built afresh by each subshell: its
+//! environment exported from [`ChildEnv`] (the resident shell itself runs
+//! with an empty one, so it holds no secret), its working directory, its
+//! own process group, stdin from `/dev/null`, stdout and stderr into one
+//! pipe, and its command cgroup joined before its first line. Nothing a
+//! command does changes the resident shell: the subshell is a copy that
+//! ends with the command.
+//!
+//! The resident shell reads a one-byte signal on its stdin, then the
+//! command's script from its private file, and reports on its stderr, one
+//! line each: `P<pid>` (the subshell is started; from the subshell
+//! itself) and `S<status>` (it ended: `$?`, 128 + N for signal N). Other
+//! lines there (bash's own job messages, "Terminated") are skipped. It
+//! runs with job control (`set -m`), so every subshell leads a process
+//! group of its own, and it ignores nothing but keeps `:` traps on the
+//! terminating signals: a command's `kill $$` (`$$` is the resident
+//! shell's pid in a subshell) does not end it, while the command itself
+//! gets default dispositions, as `bash -c` would.
+//!
+//! A resident shell serves one command at a time; concurrent commands take
+//! other ones. It goes back to the pool only when its command ended, was
+//! reported, and left nothing in its cgroup (so nothing of it can write to
+//! the shared output pipe any more); otherwise it is killed. Idle ones
+//! beyond [`MAX_IDLE`] are killed, and all of them end with the agent
+//! (their stdin closes) or at [`release_pool`].
+
+use std::io::{Read, Write};
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::child_env::{self, ChildEnv};
+
+/// Idle resident shells kept for the next commands.
+const MAX_IDLE: usize = 4;
+/// How long a resident shell may take to start a command's subshell.
+const START_LIMIT: Duration = Duration::from_secs(5);
+/// The longest status line kept while waiting for its end; a longer one
+/// (never ours) is dropped.
+const MAX_STATUS_LINE: usize = 4096;
+
+static IDLE: Mutex<Vec<Resident>> = Mutex::new(Vec::new());
+
+fn idle() -> std::sync::MutexGuard<'static, Vec<Resident>> {
+    IDLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Ends every idle resident shell (the agent shutting down).
+pub fn release_pool() {
+    let all: Vec<Resident> = idle().drain(..).collect();
+    drop(all);
+}
+
+/// Whether commands can be forked from a resident shell: bash is the
+/// shell, and commands get a cgroup (which finds everything a command
+/// leaves behind, so that nothing of it outlives its turn).
+pub fn usable() -> bool {
+    child_env::shell().ends_with("bash")
+        && matches!(
+            super::contain::containment(),
+            super::contain::Containment::Cgroup { .. }
+        )
+}
+
+/// What the resident shell reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Report {
+    /// The command's subshell runs, with this pid.
+    Started(i32),
+    /// The subshell ended with this status.
+    Ended(i32),
+    /// The resident shell is gone (its stderr closed).
+    Gone,
+}
+
+/// An idle or busy resident shell.
+#[derive(Debug)]
+pub struct Resident {
+    child: Child,
+    /// Its stdin: one byte starts the next command.
+    control: std::io::PipeWriter,
+    /// Its stderr: `P<pid>` and `S<status>` lines.
+    status: std::io::PipeReader,
+    /// Its stdout: every command's stdout and stderr.
+    pub(super) output: std::io::PipeReader,
+    /// The file it reads the next command's script from (up to a NUL),
+    /// and its path.
+    script: std::fs::File,
+    script_path: PathBuf,
+    user_namespace: bool,
+    /// Status bytes read but not yet a whole line.
+    pending: Vec<u8>,
+}
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.script_path);
+    }
+}
+
+impl Resident {
+    /// An idle resident shell for commands in (or out of) a user
+    /// namespace; a new one when none is idle.
+    pub fn take(user_namespace: bool) -> std::io::Result<Self> {
+        loop {
+            let found = {
+                let mut idle = idle();
+                let at = idle
+                    .iter()
+                    .rposition(|r| r.user_namespace == user_namespace);
+                at.map(|i| idle.swap_remove(i))
+            };
+            let Some(mut r) = found else {
+                return Self::spawn(user_namespace);
+            };
+            // One that ended meanwhile is dropped; the next is tried.
+            if matches!(r.child.try_wait(), Ok(None)) {
+                return Ok(r);
+            }
+        }
+    }
+
+    /// Back to the pool (or ended, when the pool is full).
+    pub fn release(self) {
+        let mut idle = idle();
+        if idle.len() < MAX_IDLE {
+            idle.push(self);
+        }
+    }
+
+    fn spawn(user_namespace: bool) -> std::io::Result<Self> {
+        let dir = super::private_dir().ok_or_else(|| {
+            std::io::Error::other("no private folder for the resident shell's scripts")
+        })?;
+        static N: AtomicU64 = AtomicU64::new(0);
+        let script_path = dir.join(format!("resident-{}.sh", N.fetch_add(1, Ordering::Relaxed)));
+        let script = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&script_path)?;
+        let (control_read, control) = std::io::pipe()?;
+        let (status, status_write) = std::io::pipe()?;
+        let (output, output_write) = std::io::pipe()?;
+        let main_loop = format!(
+            "trap : TERM HUP INT QUIT USR1 USR2 ALRM; set -m; \
+             while read -r -n1 __hermes_go; do \
+             IFS= read -r -d '' __hermes_s <{file}; \
+             ( eval \"$__hermes_s\" ) </dev/null 3>&2 2>&1; \
+             builtin printf 'S%d\\n' \"$?\" >&2; done",
+            file = super::shell_quote(&script_path.to_string_lossy()),
+        );
+        let own = own_env();
+        let mut cmd = if user_namespace {
+            let (program, args) = super::contain::unshare_prefix()?;
+            let mut cmd = own.command(program);
+            cmd.args(args).arg(child_env::shell());
+            cmd
+        } else {
+            own.command(child_env::shell())
+        };
+        cmd.arg("-c")
+            .arg(main_loop)
+            .current_dir("/")
+            .stdin(control_read)
+            .stdout(output_write)
+            .stderr(status_write)
+            .process_group(0);
+        use std::os::unix::process::CommandExt;
+        let child = cmd.spawn()?;
+        Ok(Resident {
+            child,
+            control,
+            status,
+            output,
+            script,
+            script_path,
+            user_namespace,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Starts `text` (a whole script, [`script`]) in a subshell; its pid.
+    pub fn start(&mut self, text: &str) -> std::io::Result<i32> {
+        // Written over the last one from its start, ended by a NUL: a
+        // file truncated and written again costs far more, on ext4 tens of
+        // times more.
+        use std::os::unix::fs::FileExt;
+        let mut bytes = Vec::with_capacity(text.len() + 1);
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(0);
+        self.script.write_all_at(&bytes, 0)?;
+        self.control.write_all(b"x")?;
+        let deadline = Instant::now() + START_LIMIT;
+        loop {
+            match self.next(deadline.saturating_duration_since(Instant::now())) {
+                Some(Report::Started(pid)) => return Ok(pid),
+                Some(Report::Ended(code)) => {
+                    return Err(std::io::Error::other(format!(
+                        "the resident shell could not start the command (status {code})"
+                    )))
+                }
+                Some(Report::Gone) => {
+                    return Err(std::io::Error::other("the resident shell ended"));
+                }
+                None if Instant::now() >= deadline => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the resident shell did not start the command",
+                    ))
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// The next report, waiting up to `limit` for it.
+    pub fn next(&mut self, limit: Duration) -> Option<Report> {
+        if let Some(r) = self.parse() {
+            return Some(r);
+        }
+        if !super::poll_readable(&[self.status.as_fd()], limit)[0] {
+            return None;
+        }
+        self.read_status()
+    }
+
+    /// Reads what the status pipe holds (it is readable: this does not
+    /// block) and returns a whole report if there is one.
+    pub fn read_status(&mut self) -> Option<Report> {
+        let mut buf = [0u8; 512];
+        match self.status.read(&mut buf) {
+            Ok(0) => return Some(Report::Gone),
+            Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return Some(Report::Gone),
+        }
+        self.parse()
+    }
+
+    /// A report already read with an earlier one, if any.
+    pub fn read_before(&mut self) -> Option<Report> {
+        self.parse()
+    }
+
+    /// The first whole report line of what was read; other lines are
+    /// dropped.
+    fn parse(&mut self) -> Option<Report> {
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line[..end]);
+            let number = |prefix| line.strip_prefix(prefix)?.trim().parse::<i32>().ok();
+            if let Some(pid) = number('P') {
+                return Some(Report::Started(pid));
+            }
+            if let Some(code) = number('S') {
+                return Some(Report::Ended(code));
+            }
+        }
+        if self.pending.len() > MAX_STATUS_LINE {
+            self.pending.clear();
+        }
+        None
+    }
+
+    /// The status pipe, to be polled with the output.
+    pub fn status_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.status.as_fd()
+    }
+}
+
+/// The resident shell's own environment: the base's locale and nothing
+/// else (no secret). Its subshells inherit the locale already loaded,
+/// where exporting `LANG` in each would load it again (dozens of files).
+fn own_env() -> &'static ChildEnv {
+    static OWN: std::sync::LazyLock<ChildEnv> = std::sync::LazyLock::new(|| {
+        let mut own = ChildEnv::empty();
+        if let Some(lang) = ChildEnv::base().get("LANG") {
+            own.set("LANG", lang);
+        }
+        own
+    });
+    &OWN
+}
+
+/// The script a subshell runs for one command: it reports its pid, joins
+/// the command's cgroup (`contain`: the containment prefix), enters `cwd`
+/// and exports exactly `env`, then runs `body`. `None` when that cannot
+/// be written for bash (a variable name that is no shell name, a NUL).
+pub fn script(env: &ChildEnv, cwd: &Path, contain: &str, body: &str) -> Option<String> {
+    let name_ok = |n: &str| {
+        let mut chars = n.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let cwd = cwd.to_str()?;
+    if body.contains('\0') || cwd.contains('\0') {
+        return None;
+    }
+    let mut text = String::with_capacity(body.len() + 1024);
+    // What the shell has and the command must not: a variable of its own
+    // environment that `env` leaves out.
+    for (name, _) in own_env().vars() {
+        if env.get(name).is_none() {
+            text.push_str("unset ");
+            text.push_str(name);
+            text.push_str("; ");
+        }
+    }
+    text.push_str(
+        "unset __hermes_go __hermes_s; builtin printf 'P%d\\n' \"$BASHPID\" >&3; exec 3>&-; \
+         set +m; ",
+    );
+    text.push_str(contain);
+    text.push_str("builtin cd -P -- ");
+    text.push_str(&super::shell_quote(cwd));
+    text.push_str(" || exit 126; unset OLDPWD;");
+    for (name, value) in env.vars() {
+        if !name_ok(name) || value.contains('\0') {
+            return None;
+        }
+        if own_env().get(name) == Some(value) {
+            continue;
+        }
+        text.push_str(" export ");
+        text.push_str(name);
+        text.push('=');
+        text.push_str(&super::shell_quote(value));
+        text.push(';');
+    }
+    text.push('\n');
+    text.push_str(body);
+    Some(text)
+}
