@@ -230,3 +230,57 @@ async fn live_sessions_are_capped_and_the_state_folder_is_private() {
     let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700, "{}", folder.display());
 }
+
+#[tokio::test]
+async fn exported_values_of_every_kind_reach_the_next_call_unchanged() {
+    // bash lists them with three kinds of quoting: plain `"..."` (quotes,
+    // backslashes, `$` and backquotes escaped), `$'...'` for values with
+    // a newline or a control character, and arrays (never exported to a
+    // program, so not kept).
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(profile(dir.path(), ""), dir.path()).with_task_id("t-quote");
+    let v = run(
+        &ctx,
+        r#"export A=$'one\ntwo' B='q"uo\te $x `y` \' C=é D=$'\x01\x7f\e' E='' F=$'tab\there'; declare -ax ARR=(1 2); echo set"#,
+    )
+    .await;
+    assert_eq!(output(&v), "set", "{v}");
+    let v = run(
+        &ctx,
+        r#"for n in A B C D E F; do printf '%s=%q\n' "$n" "${!n}"; done; echo "ARR=${ARR-unset}""#,
+    )
+    .await;
+    assert_eq!(
+        output(&v),
+        "A=$'one\\ntwo'\nB=q\\\"uo\\\\te\\ \\$x\\ \\`y\\`\\ \\\\\nC=é\nD=$'\\001\\177\\E'\nE=''\nF=$'tab\\there'\nARR=unset",
+        "{v}"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 40,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// Whatever an exported value holds (any character but NUL, which no
+    /// variable can), the next call of the session sees it unchanged.
+    #[test]
+    fn any_exported_value_reaches_the_next_call(value in "[^\u{0}]{0,24}") {
+        let quoted = format!("'{}'", value.replace('\'', r"'\''"));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = ToolContext::new(profile(dir.path(), ""), dir.path()).with_task_id("t-any");
+        let set = runtime.block_on(run(&ctx, &format!("export V={quoted} && echo set")));
+        proptest::prop_assert_eq!(output(&set), "set", "{}", set);
+        let check = runtime.block_on(run(
+            &ctx,
+            &format!("[ \"${{V-unset}}\" = {quoted} ] && echo same || echo differs"),
+        ));
+        proptest::prop_assert_eq!(output(&check), "same", "{}", check);
+    }
+}

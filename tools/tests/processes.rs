@@ -712,3 +712,145 @@ fn serve_mcp_sends_process_notifications_to_its_client() {
         "{note}"
     );
 }
+
+/// Resident shells of this test process (`procs::resident`): its children
+/// running the resident loop.
+fn resident_shells() -> Vec<i32> {
+    let me = i32::try_from(std::process::id()).unwrap();
+    scan::all()
+        .into_iter()
+        .filter(|p| p.ppid == me && p.is_live())
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/cmdline", p.pid))
+                .map(|c| String::from_utf8_lossy(&c).contains("__hermes_go"))
+                .unwrap_or(false)
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+#[tokio::test]
+async fn concurrent_foreground_commands_get_their_own_output_only() {
+    // Each writes more than a pipe holds, at once with the others; what
+    // one command leaves writing is torn down, never read into the next.
+    let sb = Arc::new(Sandbox::new(""));
+    let calls: Vec<_> = (0..4)
+        .map(|i| {
+            let sb = sb.clone();
+            tokio::spawn(async move {
+                let v = sb
+                    .call(
+                        "terminal",
+                        json!({"command": format!("for n in $(seq 3000); do echo out-{i}-$n; done")}),
+                    )
+                    .await;
+                (i, v)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (i, v) = call.await.unwrap();
+        assert_eq!(v["exit_code"], 0, "{v}");
+        let out = v["output"].as_str().unwrap();
+        let own = format!("out-{i}-");
+        assert!(
+            out.lines()
+                .all(|l| l.is_empty() || l.starts_with(&own) || l.contains("truncated")),
+            "another command's output in {i}'s: {v}"
+        );
+        assert!(out.contains(&format!("out-{i}-1\n")), "{v}");
+        assert!(out.contains(&format!("out-{i}-3000")), "{v}");
+    }
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": "(sleep 0.3; echo LATE-WRITER) & echo first"}),
+        )
+        .await;
+    assert_eq!(v["output"], "first\n", "{v}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let v = sb.call("terminal", json!({"command": "echo second"})).await;
+    assert_eq!(v["output"], "second\n", "{v}");
+}
+
+#[tokio::test]
+async fn a_command_that_kills_its_shell_or_times_out_leaves_the_next_one_working() {
+    let sb = Sandbox::new("");
+    // `$$` names the shell the command was forked from: TERM leaves it be.
+    let v = sb
+        .call("terminal", json!({"command": "kill $$; echo after-term"}))
+        .await;
+    assert_eq!(v["output"], "after-term\n", "{v}");
+    assert_eq!(v["exit_code"], 0, "{v}");
+    // KILL ends it: the call still answers, and the next command runs.
+    let started = Instant::now();
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": format!("kill -9 $$; sleep {}", sb.mark()), "timeout": 20}),
+        )
+        .await;
+    assert!(v.get("exit_code").is_some(), "{v}");
+    assert!(started.elapsed() < Duration::from_secs(15), "{v}");
+    assert!(sb.settle().is_empty(), "left: {:?}", sb.marked());
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": format!("sleep {}", sb.mark()), "timeout": 1}),
+        )
+        .await;
+    assert_eq!(v["exit_code"], 124, "{v}");
+    assert!(sb.settle().is_empty(), "left: {:?}", sb.marked());
+    let v = sb.call("terminal", json!({"command": "echo ok"})).await;
+    assert_eq!(v["output"], "ok\n", "{v}");
+}
+
+#[tokio::test]
+async fn resident_shells_hold_no_secret_and_commands_see_a_fresh_shell() {
+    let sb = Sandbox::new("RESIDENT_SECRET=sk-resident-0123456789\n");
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": "echo \"$- $0 [$RESIDENT_SECRET]\"; [ -z \"${__hermes_s+x}${__hermes_go+x}\" ] && echo clean"}),
+        )
+        .await;
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let out = v["output"].as_str().unwrap();
+    // What `bash -c` gives: no job control, the profile's secret (redacted
+    // in the answer), none of the resident loop's variables.
+    assert!(out.starts_with("hBc "), "{v}");
+    assert!(!out.contains("sk-resident-0123456789"), "{v}");
+    assert!(out.ends_with("clean\n"), "{v}");
+    if !is_cgroup() || !std::path::Path::new("/bin/bash").exists() {
+        eprintln!("skipped the resident shell check: commands are started as shells here");
+        return;
+    }
+    let shells = resident_shells();
+    assert!(!shells.is_empty(), "no resident shell");
+    for pid in shells {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let env = String::from_utf8_lossy(&env);
+        assert!(!env.contains("RESIDENT_SECRET"), "{pid}: {env}");
+        assert!(!env.contains("HERMES_HOME"), "{pid}: {env}");
+    }
+}
+
+#[tokio::test]
+async fn an_environment_bash_cannot_export_still_runs_the_command() {
+    // A name that is no shell name cannot be exported by a subshell: the
+    // command is started as a shell of its own, with it.
+    let sb = Sandbox::new("NOT.A.NAME=1\nPLAIN_NAME=2\n");
+    let v = sb
+        .call(
+            "terminal",
+            json!({"command": "echo \"$PLAIN_NAME\"; env | grep -c '^NOT\\.A\\.NAME=1$'"}),
+        )
+        .await;
+    assert_eq!(v["exit_code"], 0, "{v}");
+    assert_eq!(v["output"], "2\n1\n", "{v}");
+    let v = sb
+        .call("terminal", json!({"command": "echo a\u{0}b"}))
+        .await;
+    let text = v.to_string();
+    assert!(text.contains("NUL"), "{v}");
+}

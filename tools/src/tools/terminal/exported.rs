@@ -167,13 +167,13 @@ fn skip_array(inner: &str) -> Option<&str> {
     loop {
         let at = rest.find(['"', '\'', ')'])?;
         let (before, from) = rest.split_at(at);
-        if from.starts_with(')') {
-            return Some(&from[1..]);
+        if let Some(after) = from.strip_prefix(')') {
+            return Some(after);
         }
-        rest = if from.starts_with('"') {
-            double_quoted(&from[1..])?.1
-        } else if before.ends_with('$') {
-            ansi_c_quoted(&from[1..])?.1
+        rest = if let Some(quoted) = from.strip_prefix('"') {
+            double_quoted(quoted)?.1
+        } else if let (true, Some(quoted)) = (before.ends_with('$'), from.strip_prefix('\'')) {
+            ansi_c_quoted(quoted)?.1
         } else {
             // A single quote bash does not write: not its output.
             return None;

@@ -134,6 +134,9 @@ pub fn terminal(
     if command.trim().is_empty() {
         return Err("command is empty: give the shell command to run".into());
     }
+    if command.contains('\0') {
+        return Err("command contains a NUL character, which no shell can run".into());
+    }
     guard_command(ctx, &command)?;
     let start = session::start(ctx);
     let cwd = working_dir(&start.cwd, workdir.as_deref())?;
