@@ -833,6 +833,16 @@ async fn resident_shells_hold_no_secret_and_commands_see_a_fresh_shell() {
         assert!(!env.contains("RESIDENT_SECRET"), "{pid}: {env}");
         assert!(!env.contains("HERMES_HOME"), "{pid}: {env}");
     }
+    // Nor do the scripts they read the commands from, once read.
+    let dir = hermes_tools::procs::private_dir().expect("a private folder");
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let text = std::fs::read(entry.path()).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("sk-resident-0123456789"),
+            "{}",
+            entry.path().display()
+        );
+    }
 }
 
 #[tokio::test]
