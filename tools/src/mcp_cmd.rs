@@ -179,6 +179,7 @@ fn state(s: &ServerStatus) -> &'static str {
         State::Connected => "connected",
         State::Failed => "failed",
         State::Parked => "parked",
+        State::Ended => "ended",
     }
 }
 

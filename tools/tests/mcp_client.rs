@@ -434,6 +434,13 @@ fn ending_the_profile_tears_its_servers_down() {
 
     assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 1);
     assert!(gone.registry.tool("mcp__p1__echo").is_none());
+    let status = gone_clients.status();
+    assert!(
+        status
+            .iter()
+            .all(|s| s.state == State::Ended && s.tools.is_empty()),
+        "{status:?}"
+    );
     assert!(
         eventually(Duration::from_secs(15), || !alive(gone_pid)),
         "pid {gone_pid} still runs"

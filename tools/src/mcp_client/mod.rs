@@ -67,6 +67,8 @@ pub enum State {
     Failed,
     /// Too many failures in a row: tried again every [`PARKED_RETRY`].
     Parked,
+    /// Ended with its profile ([`end_profile`]): not tried again.
+    Ended,
 }
 
 /// One server as `hermes-tools mcp list` shows it.
@@ -393,11 +395,21 @@ impl McpClients {
 
     /// Every configured server, in name order (invalid entries included).
     pub fn status(&self) -> Vec<ServerStatus> {
+        let ended = self.scope.ended.load(std::sync::atomic::Ordering::Acquire);
         let mut all: Vec<ServerStatus> = self
             .scope
             .servers
             .iter()
-            .map(|s| lock(&s.status).clone())
+            .map(|s| {
+                let mut status = lock(&s.status).clone();
+                if ended {
+                    // Whatever a supervisor last wrote, the server is gone
+                    // and so are its tools.
+                    status.state = State::Ended;
+                    status.tools.clear();
+                }
+                status
+            })
             .chain(self.invalid.iter().cloned())
             .collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
