@@ -1185,17 +1185,44 @@ mod http {
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
         let client = client(ssl_verify)?;
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        handler.serve(transport).await.map_err(|e| {
-            // The TLS or connection problem is in the sources, not the top error's text.
-            let mut text = format!("initialize failed: {e}");
-            let mut source = std::error::Error::source(&e);
-            while let Some(cause) = source {
-                text.push_str(&format!(": {cause}"));
-                source = cause.source();
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+        match handler.serve(transport).await {
+            Ok(session) => Ok(session),
+            Err(e) => {
+                let mut text = format!("initialize failed: {e}");
+                push_causes(&mut text, &e);
+                // rmcp keeps only reqwest's "error sending request": a
+                // request of our own names why it could not connect (a
+                // certificate refused, a connection refused).
+                if let Some(why) = connect_problem(&client, url).await {
+                    text.push_str(&format!(" (connecting: {why})"));
+                }
+                Err(text)
             }
-            text
-        })
+        }
+    }
+
+    /// Appends `: cause` for each source of `e`.
+    fn push_causes(text: &mut String, e: &dyn std::error::Error) {
+        let mut source = e.source();
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+    }
+
+    /// Why a request to `url` cannot connect, when that is what fails
+    /// (within a few seconds); `None` when it connects.
+    async fn connect_problem(client: &reqwest::Client, url: &str) -> Option<String> {
+        let result = client
+            .head(url)
+            .timeout(std::time::Duration::from_secs(5))
+            .send()
+            .await;
+        let e = result.err().filter(reqwest::Error::is_connect)?;
+        let mut text = String::new();
+        push_causes(&mut text, &e);
+        Some(text.trim_start_matches(": ").to_string())
     }
 }
 
