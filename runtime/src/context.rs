@@ -43,26 +43,18 @@ impl Profile {
     /// time. Never the process environment: one process serves many
     /// profiles, each with its own secrets.
     pub fn secret(&self, name: &str) -> Option<String> {
-        let iter = dotenvy::from_path_iter(self.home.join(".env")).ok()?;
-        let mut found = None;
-        for item in iter.flatten() {
-            if item.0 == name {
-                // A later line wins, as when a shell sources the file.
-                found = Some(item.1);
-            }
-        }
-        found.filter(|v| !v.is_empty())
+        let all = crate::config::secrets_of(self);
+        let at = all.binary_search_by(|(k, _)| k.as_str().cmp(name)).ok()?;
+        all.get(at).map(|(_, v)| v.clone())
     }
 
     /// Every secret of the profile's own `.env`, sorted by name, read at call
-    /// time: what a child process of this profile may see. As with
-    /// [`Profile::secret`], a later line wins and empty values are left out.
+    /// time: what a child process of this profile may see. A later line
+    /// wins, as when a shell sources the file, and empty values are left
+    /// out. The parsed file is kept while it is unchanged (one `stat` per
+    /// call).
     pub fn secrets(&self) -> Vec<(String, String)> {
-        let Ok(iter) = dotenvy::from_path_iter(self.home.join(".env")) else {
-            return Vec::new();
-        };
-        let all: std::collections::BTreeMap<String, String> = iter.flatten().collect();
-        all.into_iter().filter(|(_, v)| !v.is_empty()).collect()
+        crate::config::secrets_of(self).as_ref().clone()
     }
 
     /// The profile's settings from its `config.yaml` (and the `.env` keys

@@ -551,5 +551,8 @@ fn https_server_with_its_own_ca() {
     assert_ne!(roots.state, State::Connected, "{roots:?}");
     assert_eq!(roots.connections, 0, "{roots:?}");
     let error = roots.error.as_deref().unwrap_or_default();
-    assert!(error.contains("certificate"), "the cause is named: {roots:?}");
+    assert!(
+        error.contains("certificate"),
+        "the cause is named: {roots:?}"
+    );
 }

@@ -592,6 +592,41 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+/// The profile's `.env` entries, sorted by name (a later line wins; empty
+/// values left out): parsed again only when the file changed (its stamp:
+/// one `stat`).
+pub(crate) fn secrets_of(profile: &Profile) -> Arc<Vec<(String, String)>> {
+    type Entry = (FileStamp, Arc<Vec<(String, String)>>);
+    static SECRETS: OnceLock<Mutex<HashMap<PathBuf, Entry>>> = OnceLock::new();
+    let path = profile.home().join(".env");
+    let Some(stamp) = stamp_of(&path) else {
+        return Arc::default();
+    };
+    let secrets = SECRETS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some((known, parsed)) = secrets
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(profile.home())
+    {
+        if *known == stamp {
+            return parsed.clone();
+        }
+    }
+    let parsed: Arc<Vec<(String, String)>> = Arc::new(match dotenvy::from_path_iter(&path) {
+        Ok(iter) => {
+            let all: std::collections::BTreeMap<String, String> = iter.flatten().collect();
+            all.into_iter().filter(|(_, v)| !v.is_empty()).collect()
+        }
+        Err(_) => Vec::new(),
+    });
+    let mut map = secrets.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= MAX_CACHED_PROFILES && !map.contains_key(profile.home()) {
+        map.clear();
+    }
+    map.insert(profile.home().to_path_buf(), (stamp, parsed.clone()));
+    parsed
+}
+
 /// The settings of `profile`: from the cache when its files were looked at
 /// less than `max_age` ago or are unchanged now (two `stat` calls), else
 /// read again. With a zero `max_age` every change is seen.
