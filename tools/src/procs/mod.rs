@@ -518,6 +518,8 @@ pub fn spawn_foreground(
         match start_resident(env, script, cwd, options) {
             Ok(Some(spawned)) => return Ok(spawned),
             Ok(None) => {}
+            // It may have run: never started twice.
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(e),
             Err(e) => {
                 tracing::debug!(target: "hermes::procs", "resident shell: {e}; starting a shell");
             }
@@ -548,6 +550,7 @@ fn start_resident(
     let mut shell = resident::Resident::take(options.user_namespace)?;
     let pid = match shell.start(&text) {
         Ok(pid) => pid,
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(e),
         Err(_) => {
             drop(shell);
             shell = resident::Resident::take(options.user_namespace)?;

@@ -208,7 +208,7 @@ impl Resident {
                     // The shell read the script before it forked: what it
                     // holds (the command's environment, secrets included)
                     // is not left in the file.
-                    self.script.set_len(0)?;
+                    let _ = self.script.set_len(0);
                     return Ok(pid);
                 }
                 Some(Report::Ended(code)) => {
@@ -219,11 +219,43 @@ impl Resident {
                 Some(Report::Gone) => {
                     return Err(std::io::Error::other("the resident shell ended"));
                 }
-                None if Instant::now() >= deadline => {
-                    return Err(std::io::Error::new(
+                None if Instant::now() >= deadline => return Err(self.stalled()),
+                None => {}
+            }
+        }
+    }
+
+    /// After a start that did not report in time (the shell stopped, or
+    /// a machine too loaded): the shell is killed, so it starts nothing
+    /// more, and a subshell it forked already (which reports itself before
+    /// it runs anything) is killed too. `TimedOut` when the command may
+    /// have run (it must not be started again), another error when it
+    /// surely did not.
+    fn stalled(&mut self) -> std::io::Error {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let settle = Instant::now() + Duration::from_secs(1);
+        loop {
+            match self.next(settle.saturating_duration_since(Instant::now())) {
+                Some(Report::Started(pid)) => {
+                    use nix::sys::signal::{kill, Signal};
+                    use nix::unistd::Pid;
+                    let _ = kill(Pid::from_raw(-pid), Signal::SIGKILL);
+                    let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+                    return std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
-                        "the resident shell did not start the command",
-                    ))
+                        "the resident shell started the command late; it was killed",
+                    );
+                }
+                Some(Report::Gone) => {
+                    return std::io::Error::other("the resident shell stalled; it was killed")
+                }
+                Some(Report::Ended(_)) => {}
+                None if Instant::now() >= settle => {
+                    return std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the resident shell did not start the command in time",
+                    )
                 }
                 None => {}
             }
