@@ -113,7 +113,8 @@ impl TerminalOutput {
 #[allow(clippy::too_many_arguments)]
 pub fn terminal(
     ctx: &ToolContext,
-    /// The shell command to run (bash syntax where bash is installed).
+    /// The shell command to run (bash syntax where bash is installed; at
+    /// most 120 KiB: a longer script goes in a file).
     command: String,
     /// Start the command in the background and return at once with a
     /// `session_id` for `process` (default false).
