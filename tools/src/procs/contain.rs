@@ -274,22 +274,22 @@ impl CommandCgroup {
     /// Shell text that moves the shell into this cgroup (or ends it with
     /// 125 if it cannot), before the command's first line.
     ///
-    /// Under cgroup v1 the shell writes `0` (itself) to `tasks`: it moves
-    /// its one thread, which the kernel does without the global lock a
-    /// move through `cgroup.procs` takes (that one waits for an RCU grace
-    /// period: milliseconds, tens of them on a loaded machine, more than
-    /// the shell's own start). The shell has one thread, so the process is
+    /// The shell writes `0`, which the kernel reads as the writer itself
+    /// (`echo` is a builtin): never `$$`, which in a subshell (a command
+    /// forked from a resident shell) names the parent shell.
+    ///
+    /// Under cgroup v1 it writes to `tasks`: it moves its one thread, which
+    /// the kernel does without the global lock a move through
+    /// `cgroup.procs` takes (that one waits for an RCU grace period:
+    /// milliseconds, tens of them on a loaded machine, more than the
+    /// shell's own start). The shell has one thread, so the process is
     /// moved, and everything it forks after is born inside. Under v2 a
     /// thread cannot leave its process's cgroup: `cgroup.procs` it is.
     pub fn shell_prefix(&self) -> String {
-        let tasks = self.dir.join("tasks");
-        let (file, me) = if tasks.exists() {
-            (tasks, "0")
-        } else {
-            (self.dir.join("cgroup.procs"), "$$")
-        };
+        let v2 = matches!(containment(), Containment::Cgroup { v2: true, .. });
+        let file = self.dir.join(if v2 { "cgroup.procs" } else { "tasks" });
         format!(
-            "echo {me} >{} || exit 125; ",
+            "echo 0 >{} || exit 125; ",
             super::shell_quote(&file.to_string_lossy())
         )
     }
