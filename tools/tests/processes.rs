@@ -319,26 +319,35 @@ async fn a_fork_bomb_stays_under_the_process_bound() {
     }
     const LIMIT: usize = 40;
     let sb = Sandbox::new(&format!("TERMINAL_MAX_PROCESSES={LIMIT}\n"));
-    // Every copy of the bomb (a fork of the shell) starts a `sleep` that
-    // carries the marker, which the sampler counts.
+    // Every copy of the bomb is a fork of the shell (some start a marked
+    // `sleep`, for the check that nothing is left). The sampler counts the
+    // processes of the command cgroup whose bound is LIMIT: the bomb's,
+    // as the kernel lists them.
     let script = format!("b() {{ sleep {} & b | b & }}; b", sb.mark());
+    let Containment::Cgroup { parent, .. } = containment().clone() else {
+        unreachable!("checked above");
+    };
     let peak = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let sampler = {
         let (peak, stop) = (peak.clone(), stop.clone());
-        let needle = sb.mark();
         std::thread::spawn(move || {
             let deadline = Instant::now() + Duration::from_secs(30);
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                let n = scan::all()
-                    .into_iter()
-                    .filter(|p| p.is_live())
-                    .filter(|p| {
-                        std::fs::read(format!("/proc/{}/cmdline", p.pid))
-                            .map(|c| String::from_utf8_lossy(&c).contains(&needle))
-                            .unwrap_or(false)
+                let n: usize = std::fs::read_dir(&parent)
+                    .unwrap()
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("hermes-"))
+                    .filter(|e| {
+                        std::fs::read_to_string(e.path().join("pids.max"))
+                            .is_ok_and(|m| m.trim() == LIMIT.to_string())
                     })
-                    .count();
+                    .map(|e| {
+                        std::fs::read_to_string(e.path().join("cgroup.procs"))
+                            .map(|t| t.lines().count())
+                            .unwrap_or(0)
+                    })
+                    .sum();
                 peak.fetch_max(n, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -713,22 +722,6 @@ fn serve_mcp_sends_process_notifications_to_its_client() {
     );
 }
 
-/// Resident shells of this test process (`procs::resident`): its children
-/// running the resident loop.
-fn resident_shells() -> Vec<i32> {
-    let me = i32::try_from(std::process::id()).unwrap();
-    scan::all()
-        .into_iter()
-        .filter(|p| p.ppid == me && p.is_live())
-        .filter(|p| {
-            std::fs::read(format!("/proc/{}/cmdline", p.pid))
-                .map(|c| String::from_utf8_lossy(&c).contains("__hermes_go"))
-                .unwrap_or(false)
-        })
-        .map(|p| p.pid)
-        .collect()
-}
-
 #[tokio::test]
 async fn concurrent_foreground_commands_get_their_own_output_only() {
     // Each writes more than a pipe holds, at once with the others; what
@@ -825,7 +818,7 @@ async fn resident_shells_hold_no_secret_and_commands_see_a_fresh_shell() {
         eprintln!("skipped the resident shell check: commands are started as shells here");
         return;
     }
-    let shells = resident_shells();
+    let shells = hermes_tools::procs::resident::pids();
     assert!(!shells.is_empty(), "no resident shell");
     for pid in shells {
         let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();

@@ -11,21 +11,6 @@ use hermes_runtime::{Profile, ToolContext};
 use hermes_tools::procs::scan;
 use serde_json::{json, Value};
 
-/// The resident shells of this process: its children running the loop.
-fn resident_shells() -> Vec<i32> {
-    let me = i32::try_from(std::process::id()).unwrap();
-    scan::all()
-        .into_iter()
-        .filter(|p| p.ppid == me && p.is_live())
-        .filter(|p| {
-            std::fs::read(format!("/proc/{}/cmdline", p.pid))
-                .map(|c| String::from_utf8_lossy(&c).contains("__hermes_go"))
-                .unwrap_or(false)
-        })
-        .map(|p| p.pid)
-        .collect()
-}
-
 #[tokio::test]
 async fn a_stopped_resident_shell_delays_the_call_but_runs_it_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -46,7 +31,7 @@ async fn a_stopped_resident_shell_delays_the_call_but_runs_it_once() {
         (a["output"].as_str(), b["output"].as_str()),
         (Some("a\n"), Some("b\n"))
     );
-    let stopped = resident_shells();
+    let stopped = hermes_tools::procs::resident::pids();
     if stopped.is_empty() {
         eprintln!("skipped: commands are not forked from resident shells here");
         return;

@@ -61,6 +61,15 @@ pub fn release_pool() {
     drop(all);
 }
 
+/// Every resident shell running now, idle or serving a command.
+static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// The pids of the resident shells running now, idle or busy (for
+/// diagnostics and tests).
+pub fn pids() -> Vec<i32> {
+    super::lock(&LIVE).clone()
+}
+
 /// Whether commands can be forked from a resident shell: bash is the
 /// shell, and commands get a cgroup (which finds everything a command
 /// leaves behind, so that nothing of it outlives its turn).
@@ -106,6 +115,8 @@ impl Drop for Resident {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let pid = i32::try_from(self.child.id()).unwrap_or(-1);
+        super::lock(&LIVE).retain(|p| *p != pid);
         let _ = std::fs::remove_file(&self.script_path);
     }
 }
@@ -179,6 +190,7 @@ impl Resident {
             .process_group(0);
         use std::os::unix::process::CommandExt;
         let child = cmd.spawn()?;
+        super::lock(&LIVE).push(i32::try_from(child.id()).unwrap_or(-1));
         Ok(Resident {
             child,
             control,
