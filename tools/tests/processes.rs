@@ -875,3 +875,38 @@ async fn a_command_no_shell_can_take_is_refused_with_the_reason() {
     let v = sb.call("terminal", json!({ "command": at })).await;
     assert_eq!(v["output"], "fits\n", "{:.300}", v.to_string());
 }
+
+#[test]
+fn private_folders_that_ended_processes_left_are_removed() {
+    // A process that ended: its pid is free.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let parent = if std::path::Path::new("/dev/shm").is_dir() {
+        std::path::PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let stale = parent.join(format!("hermes-terminal-{gone_pid}-stale"));
+    let live = parent.join(format!("hermes-terminal-{}-live", std::process::id()));
+    for dir in [&stale, &live] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("0.state"), "x").unwrap();
+    }
+    // A new agent process makes its own private folder, and clears the
+    // stale one on the way.
+    let out = Command::new(BIN)
+        .args(["call", "terminal", r#"{"command": "echo fresh"}"#])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("fresh"),
+        "{out:?}"
+    );
+    let stale_left = stale.exists();
+    let live_kept = live.exists();
+    let _ = std::fs::remove_dir_all(&live);
+    let _ = std::fs::remove_dir_all(&stale);
+    assert!(!stale_left, "{} was left", stale.display());
+    assert!(live_kept, "a live process's folder was removed");
+}

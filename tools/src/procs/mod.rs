@@ -77,9 +77,11 @@ pub(crate) fn shell_quote(text: &str) -> String {
 pub fn private_dir() -> Option<&'static Path> {
     static DIR: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
         use std::os::unix::fs::PermissionsExt;
+        let prefix = format!("{PRIVATE_PREFIX}{}-", std::process::id());
         let make = |parent: &Path| {
+            remove_stale_private_dirs(parent);
             tempfile::Builder::new()
-                .prefix("hermes-terminal-")
+                .prefix(&prefix)
                 .permissions(std::fs::Permissions::from_mode(0o700))
                 .tempdir_in(parent)
                 .ok()
@@ -89,6 +91,37 @@ pub fn private_dir() -> Option<&'static Path> {
     });
     let dir = DIR.as_deref()?;
     ensure_private_dir(dir).then_some(dir)
+}
+
+/// How private folders are named: this, the pid of their process, `-`,
+/// random letters.
+const PRIVATE_PREFIX: &str = "hermes-terminal-";
+
+/// Removes the private folders under `parent` that processes of our user
+/// left when they ended without a shutdown (a crash, a test binary): on
+/// `/dev/shm` they would hold memory until the machine restarts.
+fn remove_stale_private_dirs(parent: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    let me = nix::unistd::getuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PRIVATE_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let ours =
+            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        if ours && pid > 0 && scan::read(pid).is_none() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn ensure_private_dir(dir: &Path) -> bool {
