@@ -486,14 +486,7 @@ fn clean_stale(parent: &Path) {
         return;
     };
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("hermes-")) else {
-            continue;
-        };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
-        };
-        if pid != std::process::id() as i32 && super::scan::read(pid).is_none() {
+        if super::scan::left_by_gone_process(&entry.file_name(), "hermes-") {
             let _ = std::fs::remove_dir(entry.path());
         }
     }

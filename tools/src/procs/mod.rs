@@ -68,8 +68,8 @@ pub(crate) fn shell_quote(text: &str) -> String {
 
 /// The process's private folder for the files its shells read and write
 /// (terminal session state, resident shells' scripts): named once per
-/// process (a random name under `/dev/shm` where that is a writable
-/// memory file system, else under the system's temporary folder: these
+/// process (its pid and random letters, under `/dev/shm` where that is a
+/// writable memory file system, else under the system's temporary folder: these
 /// small files are written on every command, and a disk file system
 /// makes that cost more than the command), created with mode 0700 when
 /// missing (again after a shutdown removed it); `None` when it cannot be
@@ -107,18 +107,12 @@ fn remove_stale_private_dirs(parent: &Path) {
     };
     let me = nix::unistd::getuid().as_raw();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PRIVATE_PREFIX))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
+        if !scan::left_by_gone_process(&entry.file_name(), PRIVATE_PREFIX) {
             continue;
-        };
+        }
         let ours =
             std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
-        if ours && pid > 0 && scan::read(pid).is_none() {
+        if ours {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
@@ -237,7 +231,7 @@ impl Inline {
             Inline::Child(c) => c.step(output, limit),
             Inline::Resident(r) => {
                 // Its end may have come in one read with its start.
-                if let Some(resident::Report::Ended(code)) = r.read_before() {
+                if let Some(resident::Report::Ended(code)) = r.pending_report() {
                     return Some(code);
                 }
                 let [ended, readable] = poll_readable(&[r.status_fd(), r.output.as_fd()], limit);
@@ -433,16 +427,13 @@ impl Spawned {
                     // Torn down before it ended: its status comes promptly.
                     let deadline = Instant::now() + Duration::from_secs(1);
                     let code = loop {
-                        let left = deadline.saturating_duration_since(Instant::now());
-                        match shell.next(left) {
+                        match shell.next_before(deadline) {
                             Some(resident::Report::Ended(code)) => {
                                 reported = true;
                                 break code;
                             }
                             Some(resident::Report::Started(_)) => {}
-                            Some(resident::Report::Gone) => break -1,
-                            None if left.is_zero() => break -1,
-                            None => {}
+                            Some(resident::Report::Gone) | None => break -1,
                         }
                     };
                     self.exit.set(code);
@@ -671,17 +662,7 @@ pub fn spawn_with(
         )
     } else {
         let (reader, writer) = std::io::pipe()?;
-        let mut cmd = if options.user_namespace {
-            let (program, args) = contain::unshare_prefix()?;
-            let mut cmd = env.command(program);
-            cmd.args(args)
-                .arg(crate::child_env::shell())
-                .arg("-c")
-                .arg(&script);
-            cmd
-        } else {
-            env.shell_command(&script)
-        };
+        let mut cmd = shell_command(env.as_ref(), options.user_namespace, &script)?;
         let input = if options.stdin {
             let (stdin, input) = std::io::pipe()?;
             cmd.stdin(stdin);
@@ -791,6 +772,26 @@ pub fn spawn_with(
             })?;
     }
     Ok(spawned)
+}
+
+/// `shell -c script` with exactly `env`, through `unshare` in a user
+/// namespace of its own when `user_namespace` says so
+/// ([`contain::user_namespace_for`]).
+fn shell_command(
+    env: &ChildEnv,
+    user_namespace: bool,
+    script: &str,
+) -> std::io::Result<std::process::Command> {
+    if !user_namespace {
+        return Ok(env.shell_command(script));
+    }
+    let (program, args) = contain::unshare_prefix()?;
+    let mut cmd = env.command(program);
+    cmd.args(args)
+        .arg(crate::child_env::shell())
+        .arg("-c")
+        .arg(script);
+    Ok(cmd)
 }
 
 /// Where a command's output is read from.

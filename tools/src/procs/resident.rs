@@ -7,7 +7,7 @@
 //! subshell for it, which costs a fraction of that. What the command sees
 //! is what `bash -c` gives it, built afresh by each subshell: its
 //! environment exported from [`ChildEnv`] (the resident shell itself runs
-//! with an empty one, so it holds no secret), its working directory, its
+//! with `LANG` alone, so it holds no secret), its working directory, its
 //! own process group, stdin from `/dev/null`, stdout and stderr into one
 //! pipe, and its command cgroup joined before its first line. Nothing a
 //! command does changes the resident shell: the subshell is a copy that
@@ -172,18 +172,8 @@ impl Resident {
              builtin printf 'S%d\\n' \"$?\" >&2; done",
             file = super::shell_quote(&script_path.to_string_lossy()),
         );
-        let own = own_env();
-        let mut cmd = if user_namespace {
-            let (program, args) = super::contain::unshare_prefix()?;
-            let mut cmd = own.command(program);
-            cmd.args(args).arg(child_env::shell());
-            cmd
-        } else {
-            own.command(child_env::shell())
-        };
-        cmd.arg("-c")
-            .arg(main_loop)
-            .current_dir("/")
+        let mut cmd = super::shell_command(own_env(), user_namespace, &main_loop)?;
+        cmd.current_dir("/")
             .stdin(control_read)
             .stdout(output_write)
             .stderr(status_write)
@@ -213,27 +203,19 @@ impl Resident {
         bytes.push(0);
         self.script.write_all_at(&bytes, 0)?;
         self.control.write_all(b"x")?;
-        let deadline = Instant::now() + START_LIMIT;
-        loop {
-            match self.next(deadline.saturating_duration_since(Instant::now())) {
-                Some(Report::Started(pid)) => {
-                    // The shell read the script before it forked: what it
-                    // holds (the command's environment, secrets included)
-                    // is not left in the file.
-                    let _ = self.script.set_len(0);
-                    return Ok(pid);
-                }
-                Some(Report::Ended(code)) => {
-                    return Err(std::io::Error::other(format!(
-                        "the resident shell could not start the command (status {code})"
-                    )))
-                }
-                Some(Report::Gone) => {
-                    return Err(std::io::Error::other("the resident shell ended"));
-                }
-                None if Instant::now() >= deadline => return Err(self.stalled()),
-                None => {}
+        match self.next_before(Instant::now() + START_LIMIT) {
+            Some(Report::Started(pid)) => {
+                // The shell read the script before it forked: what it
+                // holds (the command's environment, secrets included) is
+                // not left in the file.
+                let _ = self.script.set_len(0);
+                Ok(pid)
             }
+            Some(Report::Ended(code)) => Err(std::io::Error::other(format!(
+                "the resident shell could not start the command (status {code})"
+            ))),
+            Some(Report::Gone) => Err(std::io::Error::other("the resident shell ended")),
+            None => Err(self.stalled()),
         }
     }
 
@@ -248,7 +230,7 @@ impl Resident {
         let _ = self.child.wait();
         let settle = Instant::now() + Duration::from_secs(1);
         loop {
-            match self.next(settle.saturating_duration_since(Instant::now())) {
+            match self.next_before(settle) {
                 Some(Report::Started(pid)) => {
                     use nix::sys::signal::{kill, Signal};
                     use nix::unistd::Pid;
@@ -263,26 +245,32 @@ impl Resident {
                     return std::io::Error::other("the resident shell stalled; it was killed")
                 }
                 Some(Report::Ended(_)) => {}
-                None if Instant::now() >= settle => {
+                None => {
                     return std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
                         "the resident shell did not start the command in time",
                     )
                 }
-                None => {}
             }
         }
     }
 
-    /// The next report, waiting up to `limit` for it.
-    pub fn next(&mut self, limit: Duration) -> Option<Report> {
-        if let Some(r) = self.parse() {
-            return Some(r);
+    /// The next report, waiting until `deadline` for it; `None` when none
+    /// came.
+    pub fn next_before(&mut self, deadline: Instant) -> Option<Report> {
+        loop {
+            if let Some(r) = self.pending_report() {
+                return Some(r);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if super::poll_readable(&[self.status.as_fd()], left)[0] {
+                if let Some(r) = self.read_status() {
+                    return Some(r);
+                }
+            } else if left.is_zero() {
+                return None;
+            }
         }
-        if !super::poll_readable(&[self.status.as_fd()], limit)[0] {
-            return None;
-        }
-        self.read_status()
     }
 
     /// Reads what the status pipe holds (it is readable: this does not
@@ -295,17 +283,13 @@ impl Resident {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(_) => return Some(Report::Gone),
         }
-        self.parse()
+        self.pending_report()
     }
 
-    /// A report already read with an earlier one, if any.
-    pub fn read_before(&mut self) -> Option<Report> {
-        self.parse()
-    }
-
-    /// The first whole report line of what was read; other lines are
-    /// dropped.
-    fn parse(&mut self) -> Option<Report> {
+    /// The first whole report line of what was read already (another
+    /// report may have come in one read with the last one); other lines
+    /// are dropped.
+    pub fn pending_report(&mut self) -> Option<Report> {
         while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = self.pending.drain(..=end).collect();
             let line = String::from_utf8_lossy(&line[..end]);

@@ -42,6 +42,21 @@ pub fn parse_stat(text: &str) -> Option<ProcInfo> {
     })
 }
 
+/// Whether `name` is `<prefix><pid>-…` (how an agent names what it
+/// leaves on disk) for a process that no longer exists, never this one:
+/// a leftover of an agent that ended without cleaning up.
+pub fn left_by_gone_process(name: &std::ffi::OsStr, prefix: &str) -> bool {
+    let Some(pid) = name
+        .to_str()
+        .and_then(|n| n.strip_prefix(prefix))
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|p| p.parse::<i32>().ok())
+    else {
+        return false;
+    };
+    pid > 0 && u32::try_from(pid).ok() != Some(std::process::id()) && read(pid).is_none()
+}
+
 /// One process, if it exists.
 pub fn read(pid: i32) -> Option<ProcInfo> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
