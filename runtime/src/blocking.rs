@@ -7,6 +7,11 @@
 //! them are still running, new blocking calls are refused with an error
 //! that says so, instead of queueing behind them or growing the pool for
 //! good. A handler that finishes after all gives its slot back.
+//!
+//! A call started with [`BlockingWork::run_with`] has a [`Cancellation`]:
+//! abandoning the call cancels it, so a handler that watches it (as
+//! `terminal` does while its command runs) stops what it started and
+//! returns, giving its thread back soon after its call is over.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -14,6 +19,7 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::cancel::Cancellation;
 use crate::error_json;
 
 /// Abandoned blocking handlers allowed to run on before new blocking
@@ -72,6 +78,22 @@ impl BlockingWork {
     where
         F: FnOnce() -> String + Send + 'static,
     {
+        self.start(tool, None, work)
+    }
+
+    /// [`BlockingWork::run`], and `signal` is cancelled when the call is
+    /// abandoned (timed out or dropped before `work` returned).
+    pub fn run_with<F>(&self, tool: &str, signal: Cancellation, work: F) -> BlockingCall
+    where
+        F: FnOnce() -> String + Send + 'static,
+    {
+        self.start(tool, Some(signal), work)
+    }
+
+    fn start<F>(&self, tool: &str, signal: Option<Cancellation>, work: F) -> BlockingCall
+    where
+        F: FnOnce() -> String + Send + 'static,
+    {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return BlockingCall::ready(work());
         };
@@ -101,6 +123,7 @@ impl BlockingWork {
                 state,
                 shared: self.inner.clone(),
                 tool,
+                signal,
             },
         }
     }
@@ -142,6 +165,8 @@ enum Call {
         state: Arc<AtomicU8>,
         shared: Arc<Shared>,
         tool: Arc<str>,
+        /// Cancelled when the call is abandoned.
+        signal: Option<Cancellation>,
     },
 }
 
@@ -182,6 +207,7 @@ impl Drop for BlockingCall {
             state,
             shared,
             tool,
+            signal,
         } = &self.inner
         else {
             return;
@@ -205,5 +231,9 @@ impl Drop for BlockingCall {
         );
         // Not started yet: it never will be (its `Finished` gives the slot back).
         task.abort();
+        // Running: a handler that watches its signal stops now.
+        if let Some(signal) = signal {
+            signal.cancel();
+        }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crate::approval::ApprovalCallback;
+use crate::cancel::Cancellation;
 
 /// A profile: the home directory a call runs under. State files resolve
 /// against it at call time, never against a constant.
@@ -90,6 +91,9 @@ struct Inner {
     /// Who answers approval questions for calls with this context, before
     /// the process-wide callback.
     approver: Approver,
+    /// Cancelled when the calls made with this context should stop
+    /// (`cancel.rs`); a blocking call gets a child of it.
+    cancel: Cancellation,
 }
 
 /// A context's own approval callback (`Debug` for [`Inner`]).
@@ -127,6 +131,7 @@ impl ToolContext {
                 enabled_tools: None,
                 quiet: Arc::new(AtomicUsize::new(0)),
                 approver: Approver::default(),
+                cancel: Cancellation::new(),
             }),
         }
     }
@@ -173,6 +178,8 @@ impl ToolContext {
         inner.task_id = Some(task_id);
         inner.tool_call_id = None;
         inner.quiet = Arc::new(AtomicUsize::new(0));
+        // An interrupt of the parent reaches the sub-agent, not back.
+        inner.cancel = self.inner.cancel.child();
         ToolContext {
             inner: Arc::new(inner),
         }
@@ -216,6 +223,19 @@ impl ToolContext {
     /// The context's own approval callback, if it has one.
     pub fn approval_callback(&self) -> Option<&ApprovalCallback> {
         self.inner.approver.0.as_ref()
+    }
+
+    /// Calls made with this context stop when `signal` is cancelled: an
+    /// embedder's interrupt. Each blocking call also gets a signal of its
+    /// own, a child of this one, cancelled when the call is abandoned.
+    pub fn with_cancellation(self, signal: Cancellation) -> Self {
+        self.edit(|i| i.cancel = signal)
+    }
+
+    /// The signal this call (or these calls) should stop on; see
+    /// [`crate::cancel`].
+    pub fn cancellation(&self) -> &Cancellation {
+        &self.inner.cancel
     }
 
     pub fn with_enabled_tools(self, tools: Vec<String>) -> Self {

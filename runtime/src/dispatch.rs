@@ -401,8 +401,12 @@ async fn run_handler(
         Ok(HandlerStart::Future(fut)) => CatchUnwind::new(fut).await,
         Ok(HandlerStart::Blocking(handler, ctx, args)) => {
             let name = tool.name();
+            // The call's own signal, cancelled with the context's or when
+            // the call is abandoned (`cancel.rs`).
+            let signal = ctx.cancellation().child();
+            let ctx = ctx.with_cancellation(signal.clone());
             match catch_unwind(AssertUnwindSafe(|| {
-                blocking.run(name, move || handler(ctx, args))
+                blocking.run_with(name, signal, move || handler(ctx, args))
             })) {
                 Err(payload) => Err(panic_message(payload.as_ref())),
                 Ok(call) => CatchUnwind::new(call).await,

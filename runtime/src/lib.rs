@@ -8,6 +8,7 @@
 pub mod approval;
 pub mod availability;
 pub mod blocking;
+pub mod cancel;
 pub mod config;
 pub mod context;
 pub mod definitions;
@@ -33,6 +34,7 @@ mod toolsets;
 pub mod __private;
 
 pub use blocking::{BlockingWork, DEFAULT_MAX_ABANDONED};
+pub use cancel::Cancellation;
 pub use cap::{CUT_KEY, CUT_MARKER};
 // Argument repair: `coerce_args` (its docs list the rules) and the
 // compiled form `CoercionPlan`, which dispatch applies before each call.

@@ -139,6 +139,9 @@ pub fn terminal(
         return Err("command contains a NUL character, which no shell can run".into());
     }
     guard_command(ctx, &command)?;
+    if ctx.cancellation().is_cancelled() {
+        return Err("The call was cancelled before the command started; it did not run".into());
+    }
     let start = session::start(ctx);
     let cwd = working_dir(&start.cwd, workdir.as_deref())?;
     let pty = pty.unwrap_or(false);
@@ -215,17 +218,31 @@ pub fn terminal(
     let _tracked = procs::table().track_foreground(&run);
     let grace = procs::grace_for(ctx.profile());
 
-    let finished = run.wait_exit(Duration::from_secs(secs));
+    let finished = wait_or_cancel(ctx, &run, Duration::from_secs(secs));
+    let cancelled = finished.is_none() && ctx.cancellation().is_cancelled();
     // Whatever still runs of the command's family is torn down: after a
     // timeout that is the command itself, after an exit it is what the
     // command left behind (`cmd &`), which would otherwise be orphaned.
-    let report = run.teardown(grace);
+    // A cancelled call's caller is gone: no long grace.
+    let report = run.teardown(if cancelled {
+        grace.min(CANCEL_GRACE)
+    } else {
+        grace
+    });
     let output = procs::lock(&run.output).render();
     let output = match redact_command_output(ctx.profile(), &command, &output) {
         Cow::Owned(clean) => clean,
         Cow::Borrowed(_) => output,
     };
     let limit_note = limit_note(&run);
+    if cancelled {
+        let mut out = TerminalOutput::new(output, 130);
+        out.error = Some(
+            "The call was cancelled; the command and every process it started were terminated"
+                .into(),
+        );
+        return Ok(out);
+    }
     let Some(exit_code) = finished else {
         let mut out = TerminalOutput::new(output, 124);
         out.error = Some(format!(
@@ -250,6 +267,28 @@ pub fn terminal(
         .reduce(|a, b| format!("{a}; {b}"));
     out.exit_code_meaning = exit_codes::meaning(&command, exit_code);
     Ok(out)
+}
+
+/// How often a wait looks at the call's cancellation: a cancelled call's
+/// processes are torn down within this (plus [`CANCEL_GRACE`] twice).
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+/// The grace of a cancelled call's teardown (at most the profile's).
+const CANCEL_GRACE: Duration = Duration::from_millis(500);
+
+/// [`procs::Spawned::wait_exit`] up to `limit`, ended early when the
+/// call is cancelled (`hermes_runtime::cancel`): the exit code, or `None`
+/// on timeout or cancellation.
+fn wait_or_cancel(ctx: &ToolContext, run: &procs::Spawned, limit: Duration) -> Option<i32> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if let Some(code) = run.wait_exit(left.min(CANCEL_POLL)) {
+            return Some(code);
+        }
+        if left.is_zero() || ctx.cancellation().is_cancelled() {
+            return None;
+        }
+    }
 }
 
 /// A note when forks of the command failed on its process bound.
@@ -386,7 +425,7 @@ fn process_action(
     Ok(match action {
         ProcessAction::List | ProcessAction::Poll => poll(&bg),
         ProcessAction::Log => log(&bg, offset, limit),
-        ProcessAction::Wait => wait(&bg, timeout),
+        ProcessAction::Wait => wait(ctx, &bg, timeout),
         ProcessAction::Kill => kill(ctx, &bg),
         ProcessAction::Write => write(&bg, data.unwrap_or_default()),
         ProcessAction::Submit => write(&bg, data.unwrap_or_default() + "\n"),
@@ -478,10 +517,21 @@ fn log(bg: &Background, offset: Option<u64>, limit: Option<u64>) -> Value {
     })
 }
 
-fn wait(bg: &Background, timeout: Option<u64>) -> Value {
+fn wait(ctx: &ToolContext, bg: &Background, timeout: Option<u64>) -> Value {
     let asked = timeout.unwrap_or(DEFAULT_WAIT_SECS).max(1);
     let secs = asked.min(MAX_WAIT_SECS);
-    let exited = bg.spawned.exit.wait(Duration::from_secs(secs));
+    // A cancelled call stops waiting (the process runs on: it belongs to
+    // the table, not to this call).
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    let exited = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if let Some(code) = bg.spawned.exit.wait(left.min(CANCEL_POLL)) {
+            break Some(code);
+        }
+        if left.is_zero() || ctx.cancellation().is_cancelled() {
+            break None;
+        }
+    };
     if exited.is_some() {
         // Let the reader catch the last bytes (children may hold the pipe).
         bg.spawned.output_done.wait(Duration::from_millis(500));
