@@ -382,3 +382,165 @@ fn read_and_write_expand_the_home() {
     let v = w.call("read_file", json!({"path": "~nobody/x"}));
     assert!(error(&v).contains("not found"), "{v}");
 }
+
+#[test]
+fn the_approvals_file_is_out_of_reach() {
+    // The model cannot approve itself: `approvals.json` holds the user's
+    // "always" answers, and no file tool writes it, by any path.
+    let w = World::new();
+    let file = w.profile().join("approvals.json");
+    let forged = r#"{"always": ["recursive delete"]}"#;
+    for path in [
+        file.display().to_string(),
+        "~/.hermes/approvals.json".to_string(),
+        "../home/.hermes/./approvals.json".to_string(),
+    ] {
+        let v = w.call("write_file", json!({"path": path, "content": forged}));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to write"), "{err}");
+        // The refusal never says what would approve a command.
+        for hint in ["\"always\"", "command_allowlist", "approvals.mode", "yolo"] {
+            assert!(!err.contains(hint), "{hint}: {err}");
+        }
+        assert!(!file.exists(), "{path}");
+    }
+    fs::write(&file, r#"{"always": []}"#).unwrap();
+    let v = w.call(
+        "patch",
+        json!({"path": "~/.hermes/approvals.json", "old_string": "[]", "new_string": "[\"recursive delete\"]"}),
+    );
+    assert!(error(&v).starts_with("Refused to patch"), "{v}");
+    let v = w.call(
+        "patch",
+        json!({"mode": "patch", "patch": format!(
+            "*** Begin Patch\n*** Add File: {}\n+{forged}\n*** End Patch\n",
+            w.profile().join("approvals.json").display()
+        )}),
+    );
+    assert!(error(&v).contains("Refused to patch"), "{v}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), r#"{"always": []}"#);
+    // So the next recursive delete is still held for the user.
+    let victim = w.proj().join("victim");
+    fs::create_dir_all(victim.join("x")).unwrap();
+    let v = w.call("terminal", json!({"command": "rm -rf victim"}));
+    assert!(v.to_string().contains("BLOCKED"), "{v}");
+    assert!(victim.join("x").exists());
+}
+
+#[test]
+fn profiles_are_walled_off() {
+    // HERMES_HOME = <root>/profiles/me: another profile's folder (existing
+    // or not) and the root profile's own state are not written.
+    let w = World::new();
+    let root = w.tmp.path().join("data");
+    let me = root.join("profiles/me");
+    fs::create_dir_all(&me).unwrap();
+    fs::create_dir_all(root.join("profiles/other/skills")).unwrap();
+    symlink(root.join("profiles/other"), w.proj().join("elsewhere")).unwrap();
+    let call = |profile: &Path, args: Value| -> Value {
+        let out = Command::new(BIN)
+            .arg("--profile")
+            .arg(profile)
+            .args(["call", "write_file", &args.to_string()])
+            .current_dir(w.proj())
+            .env("HOME", w.home())
+            .env_remove("HERMES_HOME")
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for target in [
+        root.join("profiles/other/skills/x/SKILL.md"),
+        root.join("profiles/other/notes.md"),
+        root.join("profiles/other/config.yaml"),
+        root.join("profiles/newcomer/skills/x/SKILL.md"),
+        root.join("skills/x/SKILL.md"),
+        root.join("memories/MEMORY.md"),
+        root.join("config.yaml"),
+        root.join("approvals.json"),
+        w.proj().join("elsewhere/memories/MEMORY.md"),
+    ] {
+        let v = call(&me, json!({"path": target, "content": "x"}));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to write"), "{target:?}: {err}");
+        assert!(!target.exists(), "{target:?}");
+    }
+    let v = call(
+        &me,
+        json!({"path": root.join("profiles/other/x"), "content": "x"}),
+    );
+    assert!(error(&v).contains("another Hermes profile (other)"), "{v}");
+    // Its own profile's skills are its own.
+    let own = me.join("skills/mine/SKILL.md");
+    let v = call(&me, json!({"path": own, "content": "ok"}));
+    assert!(v.get("error").is_none(), "{v}");
+    // The root profile does not write into the named ones either.
+    let v = call(
+        &root,
+        json!({"path": root.join("profiles/me/skills/y.md"), "content": "x"}),
+    );
+    assert!(error(&v).contains("another Hermes profile (me)"), "{v}");
+}
+
+/// The home of the current user id in the password database.
+fn passwd_home() -> Option<PathBuf> {
+    let out = Command::new("sh")
+        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+        .output()
+        .ok()?;
+    let home = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!home.is_empty() && home != "/").then(|| PathBuf::from(home))
+}
+
+#[test]
+fn the_password_databases_home_is_guarded_whatever_home_says() {
+    // The agent's HOME is a scratch folder; the account's own home (as
+    // root: /root, one folder deep) keeps its credentials all the same.
+    // Run in a private mount namespace with a scratch folder over that
+    // home, so a failing guard writes to scratch.
+    let Some(home) = passwd_home() else {
+        eprintln!("skipped: no home in the password database");
+        return;
+    };
+    let probe = Command::new("unshare").args(["-m", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no private mount namespace here");
+        return;
+    }
+    let w = World::new();
+    let scratch = w.tmp.path().join("account-home");
+    fs::create_dir_all(scratch.join(".ssh")).unwrap();
+    fs::write(scratch.join(".ssh/authorized_keys"), "key\n").unwrap();
+    for (path, file) in [
+        (
+            home.join(".ssh/authorized_keys"),
+            scratch.join(".ssh/authorized_keys"),
+        ),
+        (
+            home.join(".aws/credentials"),
+            scratch.join(".aws/credentials"),
+        ),
+        (home.join(".netrc"), scratch.join(".netrc")),
+    ] {
+        let before = fs::read_to_string(&file).ok();
+        let args = json!({"path": path, "content": "evil"}).to_string();
+        let out = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg("mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"")
+            .arg("sh")
+            .arg(&scratch)
+            .arg(&home)
+            .arg(BIN)
+            .arg("--profile")
+            .arg(w.profile())
+            .args(["call", "write_file", &args])
+            .current_dir(w.proj())
+            .env("HOME", w.home())
+            .env_remove("HERMES_HOME")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        refused_credential(&v, &file, before.as_deref());
+    }
+}

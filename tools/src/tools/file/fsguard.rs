@@ -16,7 +16,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::common::similar_files;
 use super::error::FileError;
@@ -243,33 +243,7 @@ pub(super) fn open_regular(real: &Path) -> io::Result<(File, fs::Metadata)> {
     Ok((file, meta))
 }
 
-/// The real path a write to `full` reaches: resolved component by
-/// component as the kernel would, symlinks followed (a dangling one is the
-/// path itself) and `..` applied after them, with the folders that do not
-/// exist yet taken as the plain folders `write_file` will create.
-pub(super) fn real_write_path(full: &Path) -> io::Result<PathBuf> {
-    let full = std::path::absolute(full)?;
-    let mut real = PathBuf::new();
-    for part in full.components() {
-        match part {
-            Component::Prefix(_) | Component::RootDir => real.push(part.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                real.pop();
-            }
-            Component::Normal(name) => {
-                real.push(name);
-                let is_link = fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_symlink());
-                if is_link {
-                    if let Ok(target) = fs::canonicalize(&real) {
-                        real = target;
-                    }
-                }
-            }
-        }
-    }
-    Ok(real)
-}
+pub(super) use crate::protected::real_write_path;
 
 /// Opens `full` for reading text, refusing folders, special files and
 /// binary files. Returns the open file (rewound), its size and its real
