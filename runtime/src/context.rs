@@ -90,6 +90,8 @@ struct Inner {
     /// Who answers approval questions for calls with this context, before
     /// the process-wide callback.
     approver: Approver,
+    /// A cron job's call: no user to ask (`approvals.cron_mode` decides).
+    cron: bool,
 }
 
 /// A context's own approval callback (`Debug` for [`Inner`]).
@@ -127,6 +129,7 @@ impl ToolContext {
                 enabled_tools: None,
                 quiet: Arc::new(AtomicUsize::new(0)),
                 approver: Approver::default(),
+                cron: false,
             }),
         }
     }
@@ -216,6 +219,18 @@ impl ToolContext {
     /// The context's own approval callback, if it has one.
     pub fn approval_callback(&self) -> Option<&ApprovalCallback> {
         self.inner.approver.0.as_ref()
+    }
+
+    /// Marks calls with this context as a cron job's: there is no user to
+    /// ask, so a question needing approval is answered by the profile's
+    /// `approvals.cron_mode` (`deny` by default).
+    pub fn for_cron_job(self) -> Self {
+        self.edit(|i| i.cron = true)
+    }
+
+    /// Whether this context is a cron job's ([`ToolContext::for_cron_job`]).
+    pub fn is_cron_job(&self) -> bool {
+        self.inner.cron
     }
 
     pub fn with_enabled_tools(self, tools: Vec<String>) -> Self {
