@@ -544,3 +544,98 @@ fn the_password_databases_home_is_guarded_whatever_home_says() {
         refused_credential(&v, &file, before.as_deref());
     }
 }
+
+#[test]
+fn the_read_guard_says_why_and_guards_the_systems_secrets() {
+    let w = World::new();
+    // A live process of this test's own, ended below.
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sleeper.id();
+    let refused = [
+        ("/etc/shadow".to_string(), "password hashes"),
+        ("/etc/gshadow".to_string(), "password hashes"),
+        ("/etc/shadow-".to_string(), "password hashes"),
+        ("/etc/gshadow-".to_string(), "password hashes"),
+        ("/etc/sudoers".to_string(), "sudo policy"),
+        ("/etc/sudoers.d/README".to_string(), "sudo policy"),
+        ("/etc/ssh/ssh_host_ed25519_key".to_string(), "SSH host key"),
+        ("/etc/ssh/ssh_host_rsa_key".to_string(), "SSH host key"),
+        ("/proc/self/environ".to_string(), "environment"),
+        (format!("/proc/{pid}/environ"), "environment"),
+        (format!("/proc/self/task/{pid}/environ"), "environment"),
+        (format!("/proc/{pid}/task/{pid}/environ"), "environment"),
+        ("/proc/4194303/environ".to_string(), "environment"),
+        (format!("/proc/{pid}/mem"), "memory"),
+        (format!("/proc/{pid}/maps"), "memory layout"),
+        (format!("/proc/{pid}/cmdline"), "command line"),
+        (format!("/proc/{pid}/fd/1"), "open files"),
+        ("/proc/kcore".to_string(), "kernel's memory"),
+        ("/dev/stdout".to_string(), "output stream"),
+        ("/dev/fd/1".to_string(), "open files"),
+        ("/dev/zero".to_string(), "never ends"),
+        ("/dev/urandom".to_string(), "never ends"),
+        ("/dev/tty".to_string(), "waits for input"),
+    ];
+    for (path, says) in &refused {
+        let v = w.call("read_file", json!({ "path": path }));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to read"), "{path}: {err}");
+        assert!(err.contains(says), "{path}: {err}");
+        assert!(!err.contains("not found"), "{path}: {err}");
+    }
+    // Through a link with an innocent name, too.
+    symlink(format!("/proc/{pid}/environ"), w.proj().join("notes.txt")).unwrap();
+    let v = w.call("read_file", json!({"path": "notes.txt"}));
+    assert!(error(&v).contains("environment"), "{v}");
+    // The reference's harmless reads, read bounded though stat says 0 bytes.
+    for path in [
+        "/proc/cpuinfo",
+        "/proc/meminfo",
+        "/proc/version",
+        "/proc/loadavg",
+        "/proc/self/status",
+    ] {
+        let v = w.call("read_file", json!({ "path": path }));
+        assert!(v.get("error").is_none(), "{path}: {v}");
+        assert!(
+            v["content"].as_str().unwrap().starts_with("1|"),
+            "{path}: {v}"
+        );
+        assert!(v["file_size"].as_u64().unwrap() > 0, "{path}: {v}");
+    }
+    let v = w.call("read_file", json!({"path": format!("/proc/{pid}/status")}));
+    assert!(v["content"].as_str().unwrap().contains("sleep"), "{v}");
+    let v = w.call("read_file", json!({"path": "/dev/null"}));
+    assert_eq!(v["content"], "", "{v}");
+    assert_eq!(v["total_lines"], 0, "{v}");
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+}
+
+#[test]
+fn control_bytes_and_terminal_escapes_reach_the_model_escaped() {
+    let w = World::new();
+    fs::write(
+        w.proj().join("log.txt"),
+        "plain\n\x1b[31mred\x1b[0m and \x07bell\x08\nhidden\u{202e}txt.exe\u{9b}2J\r\nend\r\n",
+    )
+    .unwrap();
+    let v = w.call("read_file", json!({"path": "log.txt"}));
+    let content = v["content"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(
+        content,
+        "1|plain\n2|\\x1b[31mred\\x1b[0m and \\x07bell\\x08\n3|hidden\\u{202e}txt.exe\\u{009b}2J\r\n4|end\r",
+        "{v}"
+    );
+    for raw in ['\x1b', '\x07', '\x08', '\u{202e}', '\u{9b}'] {
+        assert!(!content.contains(raw), "{raw:?} in {content:?}");
+    }
+    let v = w.call("search_files", json!({"pattern": "red", "path": "."}));
+    let line = v["matches"][0]["content"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        line.contains("\\x1b[31mred") && !line.contains('\x1b'),
+        "{v}"
+    );
+}

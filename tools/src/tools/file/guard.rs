@@ -34,6 +34,7 @@ use std::path::{Component, Path, PathBuf};
 
 use hermes_runtime::{Profile, ToolContext};
 
+use super::fsguard::{kernel_read_rule, KernelRead};
 use crate::protected::{
     hermes_root, other_profile, protecting, real_write_path, write_protected, Protected,
     CREDENTIAL_STORES,
@@ -49,6 +50,50 @@ pub const ENV_FILE_NAMES: &[&str] = &[
     ".env.staging",
     ".envrc",
 ];
+/// The system's secrets, never read (even where the reference reads
+/// them): the file, or a folder and what is under it, and why.
+pub const SYSTEM_SECRETS: &[(&str, &str)] = &[
+    ("/etc/shadow", "it holds the system's password hashes"),
+    (
+        "/etc/shadow-",
+        "it holds the system's password hashes (a backup)",
+    ),
+    (
+        "/etc/gshadow",
+        "it holds the system's group password hashes",
+    ),
+    (
+        "/etc/gshadow-",
+        "it holds the system's group password hashes (a backup)",
+    ),
+    (
+        "/etc/security/opasswd",
+        "it holds the system's old password hashes",
+    ),
+    (
+        "/etc/master.passwd",
+        "it holds the system's password hashes",
+    ),
+    ("/etc/sudoers", "it is the system's sudo policy"),
+    ("/etc/sudoers.d", "it is the system's sudo policy"),
+    (
+        "/etc/ssl/private",
+        "it holds the machine's private TLS keys",
+    ),
+];
+
+/// Why `path` (absolute, `..` applied) is one of the system's secrets, if
+/// it is: [`SYSTEM_SECRETS`], and the private SSH host keys
+/// (`/etc/ssh/ssh_host_*key`, not their `.pub`).
+fn system_secret(path: &Path) -> Option<&'static str> {
+    if let Some(&(_, why)) = SYSTEM_SECRETS.iter().find(|(p, _)| path.starts_with(p)) {
+        return Some(why);
+    }
+    let name = path.strip_prefix("/etc/ssh").ok()?.to_str()?;
+    (name.starts_with("ssh_host_") && name.ends_with("key") && !name.contains('/'))
+        .then_some("it is a private SSH host key of this machine")
+}
+
 /// The variable naming the only folders writes may land in.
 pub const SAFE_ROOT_VAR: &str = "HERMES_WRITE_SAFE_ROOT";
 
@@ -159,6 +204,20 @@ impl Guard {
     /// (`given` is how the model named it).
     pub fn read_error(&self, given: &Path, real: &Path) -> Option<String> {
         let shown = shown(given, real);
+        // By name first, the path as given and where it leads.
+        let lexical = lexical(
+            &self
+                .cwd
+                .join(given.to_str().map_or(Cow::Borrowed(given), expand_home)),
+        );
+        for p in [lexical.as_path(), real] {
+            if let Some(why) = system_secret(p) {
+                return Some(format!(
+                    "Refused to read {shown}: {why}. The file tools never read the system's \
+                     secrets; if a task needs it, the user can look at it themselves"
+                ));
+            }
+        }
         let reminder = "This guard is defence in depth, not a security boundary";
         if let Some((_, what)) = self.read_dirs.iter().find(|(dir, _)| real.starts_with(dir)) {
             return Some(if *what == "hub" {
@@ -240,6 +299,19 @@ fn shown(given: &Path, real: &Path) -> String {
 pub fn check_read(ctx: &ToolContext, path: &Path) -> Result<PathBuf, String> {
     let guard = Guard::new(ctx);
     let real = guard.resolve(path);
+    // Kernel files by name, the path as given and where it leads: an entry
+    // of a process that is gone, or a link that cannot be followed
+    // (`/dev/stdout`), is refused for what it is, never "not found".
+    let lexical = lexical(
+        &guard
+            .cwd
+            .join(path.to_str().map_or(Cow::Borrowed(path), expand_home)),
+    );
+    for p in [lexical.as_path(), real.as_path()] {
+        if let KernelRead::Refused(why) = kernel_read_rule(p) {
+            return Err(format!("Refused to read {}: {why}", shown(path, &real)));
+        }
+    }
     match guard.read_error(path, &real) {
         Some(err) => Err(err),
         None => Ok(real),
