@@ -529,3 +529,33 @@ fn a_cron_job_follows_cron_mode() {
     assert!(victim.exists());
     assert!(asked.lock().unwrap().is_empty());
 }
+
+#[test]
+fn a_command_writing_the_approvals_file_needs_the_user() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(cb);
+    let file = sb.home.join(approval::ALWAYS_FILE);
+    for command in [
+        r#"echo '{"always": ["recursive delete"]}' > "$HERMES_HOME"/approvals.json"#.to_string(),
+        format!("printf x | tee {}", file.display()),
+        format!("cp /dev/null {}", file.display()),
+    ] {
+        let v = call(&sb.ctx("t1"), "terminal", json!({ "command": command }));
+        let error = v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{command}: {v}"));
+        assert!(error.contains("denied"), "{command}: {v}");
+        names_no_switch(error);
+        assert!(!file.exists(), "{command}");
+    }
+    assert_eq!(asked.lock().unwrap().len(), 3);
+    // Reading it is no write.
+    let v = call(
+        &sb.ctx("t1"),
+        "terminal",
+        json!({"command": "cat \"$HERMES_HOME\"/approvals.json; true"}),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+}

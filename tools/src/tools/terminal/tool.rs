@@ -578,8 +578,7 @@ fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
         )),
         Verdict::Block(reason) => Err(format!(
             "BLOCKED: {reason}. Do not pipe passwords into sudo; if the agent needs sudo, \
-             the user can set SUDO_PASSWORD in the profile's .env, or run the command \
-             themselves."
+             tell the user: they can set it up, or run the command themselves."
         )),
         Verdict::Approve(reason) => approval::request_blocking(
             ctx,
