@@ -738,6 +738,41 @@ mod tests {
     }
 
     #[test]
+    fn globs_read_as_fnmatch_reads_them() {
+        let m = |p: &str, t: &str| glob(p, false).is_some_and(|g| g.is_match(t));
+        assert!(m("git push --force*", "git push --force origin main"));
+        assert!(!m("git push --force*", "echo git push --force"));
+        assert!(m("rm -?f *", "rm -rf /tmp/x\ny"));
+        assert!(m("[a-c]at", "bat") && !m("[!a-c]at", "bat") && m("[!a-c]at", "rat"));
+        // Class syntax of the regex crate is literal in fnmatch.
+        assert!(m("[&&]x", "&x") && m("[~^]x", "^x") && m("[\\]", "\\"));
+        // An unclosed class is a literal `[`; regex syntax is literal.
+        assert!(m("a[b", "a[b") && m("a.b(c)+", "a.b(c)+") && !m("a.b", "axb"));
+        assert!(glob("TOUCH*", true).is_some_and(|g| g.is_match("touch x")));
+        assert!(!m("TOUCH*", "touch x"));
+    }
+
+    #[test]
+    fn allowlist_commands_need_no_shell_operators() {
+        let need = |cmd: &str| ApprovalNeed::for_command("recursive delete", "r", cmd);
+        let list = vec!["rm -r build*".to_string(), "SQL DROP".to_string()];
+        assert!(allowlisted(&list, &need("rm -r build/out")));
+        for cmd in [
+            "rm -r build; rm -r /x",
+            "rm -r build && x",
+            "rm -r build$(x)",
+            "rm -r build > f",
+        ] {
+            assert!(!allowlisted(&list, &need(cmd)), "{cmd}");
+        }
+        // A key approves whatever the command; a tool's need is no command.
+        let keyed = ApprovalNeed::for_command("SQL DROP", "r", "psql -c 'drop table x'; y");
+        assert!(allowlisted(&list, &keyed));
+        let other = ApprovalNeed::new("k", "r").with_detail("rm -r build/out");
+        assert!(!allowlisted(&list, &other));
+    }
+
+    #[test]
     fn always_file_round_trip_is_atomic_and_private() {
         let home = tempfile_dir();
         remember_always(&home, "recursive delete").unwrap();

@@ -146,8 +146,9 @@ pub struct Guard {
     /// The read block-list: exact files, and folders.
     read_files: Vec<PathBuf>,
     read_dirs: Vec<(PathBuf, &'static str)>,
-    /// The write deny-list: `crate::protected`'s.
-    protected: Vec<Protected>,
+    /// The write deny-list: `crate::protected`'s, listed at the first
+    /// write check (reads never need it).
+    protected: std::sync::OnceLock<Vec<Protected>>,
     /// `HERMES_WRITE_SAFE_ROOT`: its folders (real) and its text.
     safe_roots: Option<(Vec<PathBuf>, String)>,
 }
@@ -190,7 +191,7 @@ impl Guard {
             profile: ctx.profile().clone(),
             read_files,
             read_dirs,
-            protected: write_protected(ctx.profile()),
+            protected: std::sync::OnceLock::new(),
             safe_roots,
         }
     }
@@ -260,9 +261,13 @@ impl Guard {
                 .join(given.to_str().map_or(Cow::Borrowed(given), expand_home)),
         );
         let rule = [real, lexical.as_path()].into_iter().find_map(|p| {
-            protecting(&self.protected, p)
-                .map(|e| e.rule.clone())
-                .or_else(|| other_profile(&self.profile, p))
+            protecting(
+                self.protected
+                    .get_or_init(|| write_protected(&self.profile)),
+                p,
+            )
+            .map(|e| e.rule.clone())
+            .or_else(|| other_profile(&self.profile, p))
         });
         if let Some(rule) = rule {
             return Some(format!(
