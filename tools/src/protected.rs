@@ -208,7 +208,8 @@ pub fn other_profile(profile: &Profile, real: &Path) -> Option<String> {
     let Component::Normal(name) = name else {
         return None;
     };
-    (!real.starts_with(&own)).then(|| other_profile_rule(&name.to_string_lossy()))
+    // Its own folder when it is a named profile; the root profile owns none.
+    (!own.starts_with(profiles.join(name))).then(|| other_profile_rule(&name.to_string_lossy()))
 }
 
 fn other_profile_rule(name: &str) -> String {
@@ -336,6 +337,10 @@ mod tests {
         let p = Profile::new(&me);
         assert!(other_profile(&p, &real_root.join("profiles/new/x")).is_some());
         assert!(other_profile(&p, &real_me.join("x")).is_none());
+        // From the root profile, every named one is another's.
+        let r = Profile::new(&root);
+        assert!(other_profile(&r, &real_root.join("profiles/new/x")).is_some());
+        assert!(other_profile(&r, &real_root.join("notes.md")).is_none());
         for e in &list {
             assert!(e.path.is_absolute(), "{e:?}");
         }

@@ -480,6 +480,15 @@ fn profiles_are_walled_off() {
         json!({"path": root.join("profiles/me/skills/y.md"), "content": "x"}),
     );
     assert!(error(&v).contains("another Hermes profile (me)"), "{v}");
+    let v = call(
+        &root,
+        json!({"path": root.join("profiles/not-yet/skills/y.md"), "content": "x"}),
+    );
+    assert!(
+        error(&v).contains("another Hermes profile (not-yet)"),
+        "{v}"
+    );
+    assert!(!root.join("profiles/not-yet").exists());
 }
 
 /// The home of the current user id in the password database.
