@@ -6,19 +6,40 @@
 //! or [`request_blocking`] (a blocking handler). Either way the question
 //! goes through one place:
 //!
+//! 0. the user's deny rules (`approvals.deny`, [`denied_by_user`]) are
+//!    matched by the tool before it asks, and before any of the bypasses
+//!    below: a denied command is refused whatever the switches say;
 //! 1. the operator's switch ([`yolo`], `HERMES_YOLO_MODE`): everything is
 //!    approved without asking (hard blocks are not approvals: the tool
-//!    refuses those before it asks);
-//! 2. an earlier "session" answer for the same key in the same session
+//!    refuses those before it asks); for a shell command
+//!    ([`ApprovalNeed::for_command`]) also the profile's `approvals.mode:
+//!    off`;
+//! 2. the profile's `command_allowlist`: an entry equal to the need's key
+//!    approves it like an "always" answer; for a shell command without
+//!    shell operators, an entry equal to the command, or a glob (`*`, `?`,
+//!    `[...]`) matching it whole, approves it too (as the reference);
+//! 3. an earlier "session" answer for the same key in the same session
 //!    (the call's task id, else its session id) of the same profile;
-//! 3. an earlier "always" answer for the key, remembered per profile in
-//!    `<profile home>/approvals.json` (written atomically);
-//! 4. the approval callback: the context's own
+//! 4. an earlier "always" answer for the key, remembered per profile in
+//!    `<profile home>/approvals.json` (written atomically; no tool and no
+//!    command may write it: `hermes_tools::protected`);
+//! 5. a cron job ([`ToolContext::for_cron_job`], or `HERMES_CRON_SESSION`
+//!    in the process environment) has no user to ask: `approvals.cron_mode`
+//!    `approve` runs it, `deny` (the default) refuses;
+//! 6. the approval callback: the context's own
 //!    ([`ToolContext::with_approval_callback`], e.g. one MCP session's
 //!    client), else the process-wide one the embedding agent installed
 //!    ([`set_approval_callback`]). It answers once / session / always /
-//!    deny. With no callback the answer is a refusal the model can read
+//!    deny, within `approvals.timeout` seconds (no answer in time is a
+//!    denial). With no callback the answer is a refusal the model can read
 //!    (never a silent run).
+//!
+//! `approvals.mode: smart` asks the user as `manual` does: the reference's
+//! smart mode asks an auxiliary model first and asks the user whenever
+//! that model is unsure or unreachable, and this runtime has no auxiliary
+//! model. The settings are the profile's `config.yaml` as it is at each
+//! question (re-read when it changes); a refusal never names the switch,
+//! file or key that would have let the call through.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
@@ -26,7 +47,9 @@ use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
+use crate::config::{ApprovalMode, CronMode};
 use crate::ToolContext;
 
 /// The environment variable of the operator's switch (the reference's
@@ -41,6 +64,10 @@ pub const ALWAYS_FILE: &str = "approvals.json";
 /// oldest session's answers are forgotten (it is asked again).
 pub const MAX_REMEMBERED_SESSIONS: usize = 4096;
 
+/// The variable that marks the whole process as a cron job (the
+/// reference's name): a true value makes every question a cron job's.
+pub const CRON_ENV: &str = "HERMES_CRON_SESSION";
+
 /// The largest `approvals.json` read; a larger one counts as empty.
 const MAX_ALWAYS_FILE_BYTES: u64 = 1 << 20;
 
@@ -54,6 +81,8 @@ pub struct ApprovalNeed {
     pub reason: String,
     /// What the user is asked to approve (e.g. the command line).
     pub detail: String,
+    /// Whether `detail` is a shell command (see [`ApprovalNeed::for_command`]).
+    pub command: bool,
 }
 
 impl ApprovalNeed {
@@ -63,7 +92,21 @@ impl ApprovalNeed {
             key: key.into(),
             reason: reason.into(),
             detail: String::new(),
+            command: false,
         }
+    }
+
+    /// A shell command that needs approval (the command rules' `key` and
+    /// `reason`): `approvals.mode: off` and the `command_allowlist`'s
+    /// command entries apply to it.
+    pub fn for_command(
+        key: impl Into<String>,
+        reason: impl Into<String>,
+        command: impl Into<String>,
+    ) -> Self {
+        let mut need = ApprovalNeed::new(key, reason).with_detail(command);
+        need.command = true;
+        need
     }
 
     /// Sets what exactly would run.
@@ -307,12 +350,162 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     file.sync_all()
 }
 
-/// Whether `need` is approved without asking: the operator's switch, a
-/// "session" answer, an "always" answer.
+/// Whether `need` is approved without asking: the operator's switch,
+/// `approvals.mode: off` (commands), the `command_allowlist`, a "session"
+/// answer, an "always" answer.
 fn already_approved(ctx: &ToolContext, need: &ApprovalNeed) -> bool {
-    yolo()
-        || session_granted(ctx, &need.key)
-        || always_approved(ctx.profile().home()).contains(&need.key)
+    if yolo() {
+        return true;
+    }
+    let config = ctx.profile().config();
+    if need.command && config.approvals.mode.value == ApprovalMode::Off {
+        return true;
+    }
+    if allowlisted(&config.command_allowlist.value, need) {
+        return true;
+    }
+    session_granted(ctx, &need.key) || always_approved(ctx.profile().home()).contains(&need.key)
+}
+
+/// Whether an entry of `allowlist` approves `need`: its key, or (for a
+/// command without shell operators) the command itself or a glob matching
+/// it whole, case-sensitive, as the reference matches them.
+fn allowlisted(allowlist: &[String], need: &ApprovalNeed) -> bool {
+    let command = need.detail.trim();
+    let plain = need.command && !command.is_empty() && !has_shell_operator(command);
+    allowlist.iter().map(|e| e.trim()).any(|entry| {
+        !entry.is_empty()
+            && (entry == need.key
+                || (plain
+                    && (entry == command
+                        || (entry.contains(['*', '?', '['])
+                            && glob(entry, false).is_some_and(|g| g.is_match(command))))))
+    })
+}
+
+/// Whether `command` chains, redirects or substitutes (a newline, `&&`,
+/// `||`, `;`, `&`, `|`, `<`, `>`, a backtick, `$(`): too compound for the
+/// allowlist's command entries.
+fn has_shell_operator(command: &str) -> bool {
+    command.contains(['\n', ';', '&', '|', '<', '>', '`']) || command.contains("$(")
+}
+
+/// `pattern` as the reference's `fnmatch` reads it (`*` any text, `?` one
+/// character, `[...]` a class, `[!...]` its complement, nothing escaped),
+/// matched against the whole text; `None` when it cannot be compiled.
+fn glob(pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
+    let mut out = String::from(if ignore_case { "(?si)^" } else { "(?s)^" });
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '*' => out.push_str(".*"),
+            '?' => out.push('.'),
+            '[' => {
+                // A class runs to the next `]` after its first character.
+                let mut j = i + 1;
+                if chars.get(j) == Some(&'!') {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while chars.get(j).is_some_and(|c| *c != ']') {
+                    j += 1;
+                }
+                if j >= chars.len() {
+                    out.push_str("\\[");
+                } else {
+                    let body: String = chars[i + 1..j].iter().collect();
+                    let (negated, body) = match body.strip_prefix('!') {
+                        Some(rest) => (true, rest.to_string()),
+                        None => (false, body),
+                    };
+                    out.push('[');
+                    if negated {
+                        out.push('^');
+                    }
+                    for c in body.chars() {
+                        // Literal in fnmatch, syntax in a regex class.
+                        if matches!(c, '\\' | '[' | '^' | '&' | '~') {
+                            out.push('\\');
+                        }
+                        out.push(c);
+                    }
+                    out.push(']');
+                    i = j;
+                }
+            }
+            c => out.push_str(&regex::escape(&c.to_string())),
+        }
+        i += 1;
+    }
+    out.push('$');
+    regex::Regex::new(&out).ok()
+}
+
+/// The user's deny rule (`approvals.deny` of the profile's `config.yaml`)
+/// that `command` matches, as the refusal the model reads. Each rule is a
+/// glob (as [`allowlisted`] reads them), without case, matched against
+/// every text of `texts` (the command as given and as the tool normalized
+/// it, say) whole, and against each command of a list or pipeline in them
+/// (split at `;`, `&`, `|`, newlines, `(`, `)`, `{`, `}` and backticks,
+/// quotes ignored: a deny rule errs on the side of refusing). Call it
+/// before any other approval step: nothing approves a denied command.
+pub fn denied_by_user(ctx: &ToolContext, texts: &[&str]) -> Option<String> {
+    let config = ctx.profile().config();
+    let rules = &config.approvals.deny.value;
+    if rules.is_empty() {
+        return None;
+    }
+    let mut candidates: Vec<&str> = Vec::new();
+    for text in texts {
+        candidates.push(text.trim());
+        candidates.extend(
+            text.split([';', '&', '|', '\n', '(', ')', '{', '}', '`'])
+                .map(str::trim)
+                .filter(|c| !c.is_empty()),
+        );
+    }
+    let hit = rules
+        .iter()
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty())
+        .find(|rule| glob(rule, true).is_some_and(|g| candidates.iter().any(|c| g.is_match(c))))?;
+    Some(format!(
+        "BLOCKED: the user's own rules forbid this command (it matches the rule '{hit}'). It \
+         was not run, and no approval can run it. Do not retry it, reword it or reach the \
+         same result another way; tell the user what you wanted to do."
+    ))
+}
+
+/// Whether `ctx` is a cron job's (no user to ask).
+fn is_cron_job(ctx: &ToolContext) -> bool {
+    static ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    ctx.is_cron_job() || *ENV.get_or_init(|| std::env::var(CRON_ENV).is_ok_and(|v| is_truthy(&v)))
+}
+
+/// A cron job's verdict: `approvals.cron_mode` `approve` runs it, `deny`
+/// refuses.
+fn cron_verdict(ctx: &ToolContext, need: &ApprovalNeed) -> Result<(), String> {
+    match ctx.profile().config().approvals.cron_mode.value {
+        CronMode::Approve => Ok(()),
+        CronMode::Deny => Err(format!(
+            "BLOCKED: this needs the user's approval ({}), and a scheduled job has no user \
+             to ask, so it was not run. Find a way that does not need it, or leave it for \
+             the user.",
+            need.reason
+        )),
+    }
+}
+
+fn timed_out(need: &ApprovalNeed, secs: u64) -> String {
+    format!(
+        "BLOCKED: the user was asked to approve this ({}) and did not answer within {secs} \
+         s, so it was not run. Silence is not consent: do not retry it or reword it; wait \
+         for the user's instructions.",
+        need.reason
+    )
 }
 
 /// The refusal when nobody can be asked.
@@ -365,16 +558,24 @@ pub async fn request(ctx: &ToolContext, tool: &str, need: ApprovalNeed) -> Resul
     if already_approved(ctx, &need) {
         return Ok(());
     }
+    if is_cron_job(ctx) {
+        return cron_verdict(ctx, &need);
+    }
     let Some(callback) = callback_for(ctx) else {
         return Err(no_one_to_ask(&need));
     };
+    let secs = ctx.profile().config().approvals.timeout.value;
     let ask = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         callback(request_for(tool, &need, ctx))
     }));
     let answer = match ask {
-        Ok(fut) => crate::catch::CatchUnwind::new(fut)
-            .await
-            .unwrap_or(ApprovalAnswer::Deny),
+        Ok(fut) => {
+            let answer = crate::catch::CatchUnwind::new(fut);
+            match Timed::new(answer, Duration::from_secs(secs)).await {
+                Some(answer) => answer.unwrap_or(ApprovalAnswer::Deny),
+                None => return Err(timed_out(&need, secs)),
+            }
+        }
         Err(_) => ApprovalAnswer::Deny,
     };
     settle(ctx, &need, answer)
@@ -386,6 +587,9 @@ pub async fn request(ctx: &ToolContext, tool: &str, need: ApprovalNeed) -> Resul
 pub fn request_blocking(ctx: &ToolContext, tool: &str, need: ApprovalNeed) -> Result<(), String> {
     if already_approved(ctx, &need) {
         return Ok(());
+    }
+    if is_cron_job(ctx) {
+        return cron_verdict(ctx, &need);
     }
     if callback_for(ctx).is_none() {
         return Err(no_one_to_ask(&need));
@@ -408,6 +612,112 @@ pub fn request_blocking(ctx: &ToolContext, tool: &str, need: ApprovalNeed) -> Re
     outcome.unwrap_or_else(|_| Err(denied(&need)))
 }
 
+/// A future with a time limit that needs no timer of the executor it runs
+/// on (an embedder's runtime may have none): a helper thread wakes it when
+/// the limit passes, and ends as soon as the future is dropped.
+struct Timed<F> {
+    fut: Pin<Box<F>>,
+    limit: Duration,
+    alarm: Option<Arc<Alarm>>,
+}
+
+/// What the helper thread and the future share: whether the limit passed
+/// (or the future is gone), and whom to wake.
+#[derive(Default)]
+struct Alarm {
+    state: Mutex<AlarmState>,
+    wake: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct AlarmState {
+    rang: bool,
+    gone: bool,
+    waker: Option<std::task::Waker>,
+}
+
+impl<F: Future> Timed<F> {
+    fn new(fut: F, limit: Duration) -> Self {
+        Timed {
+            fut: Box::pin(fut),
+            limit,
+            alarm: None,
+        }
+    }
+}
+
+impl<F: Future> Future for Timed<F> {
+    /// `None` when the limit passed first.
+    type Output = Option<F::Output>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        if let std::task::Poll::Ready(out) = self.fut.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(out));
+        }
+        let limit = self.limit;
+        let alarm = self.alarm.get_or_insert_with(|| {
+            let alarm = Arc::new(Alarm::default());
+            let theirs = Arc::clone(&alarm);
+            let started = std::thread::Builder::new()
+                .name("hermes-approval-timeout".into())
+                .spawn(move || theirs.run(limit));
+            if started.is_err() {
+                // No thread for the timer: the limit counts as passed.
+                alarm.lock().rang = true;
+            }
+            alarm
+        });
+        let mut state = alarm.lock();
+        if state.rang {
+            return std::task::Poll::Ready(None);
+        }
+        state.waker = Some(cx.waker().clone());
+        std::task::Poll::Pending
+    }
+}
+
+impl<F> Drop for Timed<F> {
+    fn drop(&mut self) {
+        if let Some(alarm) = &self.alarm {
+            alarm.lock().gone = true;
+            alarm.wake.notify_all();
+        }
+    }
+}
+
+impl Alarm {
+    fn lock(&self) -> std::sync::MutexGuard<'_, AlarmState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleeps until `limit` passes or the future is gone; rings in the first case.
+    fn run(&self, limit: Duration) {
+        let end = std::time::Instant::now() + limit;
+        let mut state = self.lock();
+        loop {
+            if state.gone {
+                return;
+            }
+            let now = std::time::Instant::now();
+            if now >= end {
+                state.rang = true;
+                if let Some(waker) = state.waker.take() {
+                    waker.wake();
+                }
+                return;
+            }
+            state = self
+                .wake
+                .wait_timeout(state, end - now)
+                .map(|(s, _)| s)
+                .unwrap_or_else(|e| e.into_inner().0);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,6 +735,41 @@ mod tests {
             assert_eq!(ApprovalAnswer::parse(answer.as_str()), Some(answer));
         }
         assert_eq!(ApprovalAnswer::parse("maybe"), None);
+    }
+
+    #[test]
+    fn globs_read_as_fnmatch_reads_them() {
+        let m = |p: &str, t: &str| glob(p, false).is_some_and(|g| g.is_match(t));
+        assert!(m("git push --force*", "git push --force origin main"));
+        assert!(!m("git push --force*", "echo git push --force"));
+        assert!(m("rm -?f *", "rm -rf /tmp/x\ny"));
+        assert!(m("[a-c]at", "bat") && !m("[!a-c]at", "bat") && m("[!a-c]at", "rat"));
+        // Class syntax of the regex crate is literal in fnmatch.
+        assert!(m("[&&]x", "&x") && m("[~^]x", "^x") && m("[\\]", "\\"));
+        // An unclosed class is a literal `[`; regex syntax is literal.
+        assert!(m("a[b", "a[b") && m("a.b(c)+", "a.b(c)+") && !m("a.b", "axb"));
+        assert!(glob("TOUCH*", true).is_some_and(|g| g.is_match("touch x")));
+        assert!(!m("TOUCH*", "touch x"));
+    }
+
+    #[test]
+    fn allowlist_commands_need_no_shell_operators() {
+        let need = |cmd: &str| ApprovalNeed::for_command("recursive delete", "r", cmd);
+        let list = vec!["rm -r build*".to_string(), "SQL DROP".to_string()];
+        assert!(allowlisted(&list, &need("rm -r build/out")));
+        for cmd in [
+            "rm -r build; rm -r /x",
+            "rm -r build && x",
+            "rm -r build$(x)",
+            "rm -r build > f",
+        ] {
+            assert!(!allowlisted(&list, &need(cmd)), "{cmd}");
+        }
+        // A key approves whatever the command; a tool's need is no command.
+        let keyed = ApprovalNeed::for_command("SQL DROP", "r", "psql -c 'drop table x'; y");
+        assert!(allowlisted(&list, &keyed));
+        let other = ApprovalNeed::new("k", "r").with_detail("rm -r build/out");
+        assert!(!allowlisted(&list, &other));
     }
 
     #[test]

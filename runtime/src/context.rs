@@ -94,6 +94,8 @@ struct Inner {
     /// Cancelled when the calls made with this context should stop
     /// (`cancel.rs`); a blocking call gets a child of it.
     cancel: Cancellation,
+    /// A cron job's call: no user to ask (`approvals.cron_mode` decides).
+    cron: bool,
 }
 
 /// A context's own approval callback (`Debug` for [`Inner`]).
@@ -132,6 +134,7 @@ impl ToolContext {
                 quiet: Arc::new(AtomicUsize::new(0)),
                 approver: Approver::default(),
                 cancel: Cancellation::new(),
+                cron: false,
             }),
         }
     }
@@ -236,6 +239,18 @@ impl ToolContext {
     /// [`crate::cancel`].
     pub fn cancellation(&self) -> &Cancellation {
         &self.inner.cancel
+    }
+
+    /// Marks calls with this context as a cron job's: there is no user to
+    /// ask, so a question needing approval is answered by the profile's
+    /// `approvals.cron_mode` (`deny` by default).
+    pub fn for_cron_job(self) -> Self {
+        self.edit(|i| i.cron = true)
+    }
+
+    /// Whether this context is a cron job's ([`ToolContext::for_cron_job`]).
+    pub fn is_cron_job(&self) -> bool {
+        self.inner.cron
     }
 
     pub fn with_enabled_tools(self, tools: Vec<String>) -> Self {

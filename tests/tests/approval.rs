@@ -343,3 +343,219 @@ fn a_hook_asks_for_approval_the_same_way() {
         ]
     );
 }
+
+impl Sandbox {
+    /// Replaces the profile's `config.yaml` (a new file: the next call
+    /// reads it).
+    fn config(&self, text: &str) {
+        let tmp = self.home.join(".config.yaml.new");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, self.home.join("config.yaml")).unwrap();
+    }
+}
+
+/// The refusals of the policy never tell the model what would approve.
+fn names_no_switch(error: &str) {
+    for hint in [
+        "approvals.json",
+        "command_allowlist",
+        "approvals.mode",
+        "cron_mode",
+        "yolo",
+        "config.yaml",
+    ] {
+        assert!(!error.contains(hint), "{hint}: {error}");
+    }
+}
+
+#[test]
+fn the_users_deny_rules_come_before_every_bypass() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Once);
+    approval::set_approval_callback(cb);
+    sb.config("approvals:\n  deny: [\"touch*\", \"rm -r *\"]\n  mode: \"off\"\ncommand_allowlist: [\"rm -r *\", \"touch *\"]\n");
+    approval::set_yolo(true);
+    let marker = sb.dir.path().join("made");
+    for command in [
+        format!("touch {}", marker.display()),
+        format!("echo a; touch {}", marker.display()),
+        format!("TOUCH {}", marker.display()),
+        format!("true && (touch {})", marker.display()),
+    ] {
+        let v = call(&sb.ctx("t1"), "terminal", json!({ "command": command }));
+        let error = v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{command}: {v}"));
+        assert!(error.contains("'touch*'"), "{command}: {v}");
+        names_no_switch(error);
+    }
+    assert!(!marker.exists(), "a denied command ran");
+    // An "always" answer does not lift a deny rule either.
+    approval::remember_always(&sb.home, "recursive delete").unwrap();
+    let victim = sb.victim("v");
+    let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("rm -r *")),
+        "{v}"
+    );
+    assert!(victim.exists());
+    assert!(asked.lock().unwrap().is_empty());
+    // Without the rule, the same switches let it run: the next call reads
+    // the edited file.
+    sb.config("approvals:\n  mode: manual\n");
+    let v = call(
+        &sb.ctx("t1"),
+        "terminal",
+        json!({ "command": format!("touch {}", marker.display()) }),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    assert!(marker.exists());
+}
+
+#[test]
+fn mode_off_runs_flagged_commands_and_smart_asks_the_user() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(cb);
+    sb.config("approvals:\n  mode: off\n");
+    let victim = sb.victim("a");
+    let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+    assert!(!victim.exists(), "{v}");
+    assert!(asked.lock().unwrap().is_empty());
+    // The hard line holds under `off`.
+    let v = call(&sb.ctx("t1"), "terminal", json!({"command": "rm -rf /"}));
+    assert!(
+        v["error"].as_str().is_some_and(|e| e.contains("hard line")),
+        "{v}"
+    );
+    // `smart` (the default) and `manual` ask.
+    for mode in ["smart", "manual"] {
+        sb.config(&format!("approvals:\n  mode: {mode}\n"));
+        let victim = sb.victim(mode);
+        let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+        assert!(victim.exists(), "{mode}: {v}");
+        names_no_switch(v["error"].as_str().unwrap());
+    }
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    // `off` is for commands: a hook's own question is still asked.
+    sb.config("approvals:\n  mode: off\n");
+    let need = ApprovalNeed::new("file writes", "writing a file");
+    let err = runtime().block_on(approval::request(&sb.ctx("t1"), "write_file", need));
+    assert!(err.is_err());
+    assert_eq!(asked.lock().unwrap().len(), 3);
+}
+
+#[test]
+fn the_allowlist_approves_its_keys_and_plain_commands_it_matches() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(cb);
+    let a = sb.victim("keep-a");
+    let b = sb.victim("keep-b");
+    sb.config(&format!(
+        "command_allowlist:\n  - \"rm -r {}\"\n  - \"rm -r {}/x*\"\n",
+        a.display(),
+        sb.dir.path().display()
+    ));
+    // The exact command, and a glob over the whole command.
+    let v = call(&sb.ctx("t1"), "terminal", rm(&a));
+    assert!(!a.exists(), "{v}");
+    let x = sb.victim("x1");
+    call(&sb.ctx("t1"), "terminal", rm(&x));
+    assert!(!x.exists());
+    assert!(asked.lock().unwrap().is_empty());
+    // Not another command, and not a compound one the glob happens to match.
+    call(&sb.ctx("t1"), "terminal", rm(&b));
+    let x2 = sb.victim("x2");
+    let v = call(
+        &sb.ctx("t1"),
+        "terminal",
+        json!({"command": format!("rm -r {}; rm -r {}", x2.display(), b.display())}),
+    );
+    assert!(b.exists() && x2.exists(), "{v}");
+    assert_eq!(asked.lock().unwrap().len(), 2);
+    // An entry naming a rule's key approves that rule, as "always" does.
+    let key = asked.lock().unwrap()[0].key.clone();
+    sb.config(&format!("command_allowlist: [\"{key}\"]\n"));
+    call(&sb.ctx("t1"), "terminal", rm(&b));
+    assert!(!b.exists());
+    assert_eq!(asked.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn no_answer_within_the_timeout_is_a_denial() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    sb.config("approvals:\n  timeout: 1\n");
+    // A user who never answers.
+    approval::set_approval_callback(Arc::new(|_req: ApprovalRequest| {
+        Box::pin(std::future::pending::<ApprovalAnswer>())
+    }));
+    let victim = sb.victim("a");
+    let started = std::time::Instant::now();
+    let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
+    let took = started.elapsed();
+    let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(error.contains("did not answer within 1 s"), "{v}");
+    names_no_switch(error);
+    assert!(victim.exists());
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn a_cron_job_follows_cron_mode() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    // A callback is there, but a cron job has no user: never asked.
+    let (cb, asked) = answering(ApprovalAnswer::Once);
+    approval::set_approval_callback(cb);
+    let cron = sb.ctx("cron-1").for_cron_job();
+    let victim = sb.victim("a");
+    let v = call(&cron, "terminal", rm(&victim));
+    let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(error.contains("scheduled job"), "{v}");
+    names_no_switch(error);
+    assert!(victim.exists());
+    sb.config("approvals:\n  cron_mode: approve\n");
+    call(&cron, "terminal", rm(&victim));
+    assert!(!victim.exists());
+    // The hard line and the deny rules hold for cron jobs too.
+    sb.config("approvals:\n  cron_mode: approve\n  deny: [\"rm -r *\"]\n");
+    let victim = sb.victim("b");
+    call(&cron, "terminal", rm(&victim));
+    assert!(victim.exists());
+    assert!(asked.lock().unwrap().is_empty());
+}
+
+#[test]
+fn a_command_writing_the_approvals_file_needs_the_user() {
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    let (cb, asked) = answering(ApprovalAnswer::Deny);
+    approval::set_approval_callback(cb);
+    let file = sb.home.join(approval::ALWAYS_FILE);
+    for command in [
+        r#"echo '{"always": ["recursive delete"]}' > "$HERMES_HOME"/approvals.json"#.to_string(),
+        format!("printf x | tee {}", file.display()),
+        format!("cp /dev/null {}", file.display()),
+    ] {
+        let v = call(&sb.ctx("t1"), "terminal", json!({ "command": command }));
+        let error = v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{command}: {v}"));
+        assert!(error.contains("denied"), "{command}: {v}");
+        names_no_switch(error);
+        assert!(!file.exists(), "{command}");
+    }
+    assert_eq!(asked.lock().unwrap().len(), 3);
+    // Reading it is no write.
+    let v = call(
+        &sb.ctx("t1"),
+        "terminal",
+        json!({"command": "cat \"$HERMES_HOME\"/approvals.json; true"}),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+}

@@ -120,3 +120,88 @@ async fn a_profile_can_turn_redaction_off() {
     let v = call(&ctx, "terminal", json!({"command": format!("echo {KEY}")})).await;
     assert!(v["output"].as_str().unwrap().contains(KEY), "{v}");
 }
+
+/// A custom secret whose name and shape no pattern knows.
+const CUSTOM: &str = "abcd1234secret";
+/// One the shell has to quote when it prints it.
+const QUOTED: &str = "pa ss'w\"ord$9x";
+
+#[tokio::test]
+async fn the_profiles_secrets_never_come_back_through_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = profile(dir.path(), "");
+    std::fs::write(
+        profile.home().join(".env"),
+        format!(
+            "MY_THING={CUSTOM}\nODD='{}'\nSHORT=abc\n",
+            QUOTED.replace('\'', "'\\''")
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        profile.secret("ODD").as_deref(),
+        Some(QUOTED),
+        "the .env parses"
+    );
+    let ctx = ToolContext::new(profile, dir.path()).with_task_id("redact-env");
+    for command in [
+        "env",
+        "(env)",
+        "/usr/bin/env",
+        "printenv",
+        "printenv MY_THING",
+        "cat /proc/self/environ",
+        "cat /proc/self/environ | tr '\\0' '\\n'",
+        "echo $MY_THING",
+        "echo \"x${MY_THING}y\"",
+        "set",
+        "declare -p",
+        "declare -p MY_THING ODD",
+        "export -p",
+        "echo \"$ODD\"",
+        "printf '%s' \"$MY_THING\" | rev | rev",
+        "x=$MY_THING; echo ${x}",
+    ] {
+        let v = call(&ctx, "terminal", json!({ "command": command })).await;
+        let text = v.to_string();
+        let out = v["output"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{command}: {v}"));
+        assert!(!text.contains(CUSTOM), "{command}: {v}");
+        assert!(!out.contains(QUOTED), "{command}: {v}");
+        assert!(!out.contains("ss'\\''w"), "{command}: {v}");
+        assert!(!out.contains("ss'w\\\"ord\\$9x"), "{command}: {v}");
+        if command.contains("MY_THING") || command.contains("env") {
+            assert!(out.contains("«redacted:MY_THING»"), "{command}: {v}");
+        }
+    }
+    // Short values are not secrets: left as they are.
+    let v = call(&ctx, "terminal", json!({"command": "echo $SHORT"})).await;
+    assert_eq!(v["output"].as_str().unwrap().trim(), "abc", "{v}");
+    // A background command's output too.
+    let v = call(
+        &ctx,
+        "terminal",
+        json!({"command": "echo $MY_THING; sleep 30", "background": true}),
+    )
+    .await;
+    let id = v["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut polled = Value::Null;
+    while Instant::now() < deadline {
+        polled = call(&ctx, "process", json!({"action": "poll", "session_id": id})).await;
+        if polled.to_string().contains("redacted:MY_THING") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        polled.to_string().contains("«redacted:MY_THING»"),
+        "{polled}"
+    );
+    assert!(!polled.to_string().contains(CUSTOM), "{polled}");
+    call(&ctx, "process", json!({"action": "kill", "session_id": id})).await;
+}

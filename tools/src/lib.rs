@@ -21,6 +21,7 @@ pub mod child_env;
 pub mod generated;
 pub mod mcp_client;
 pub mod procs;
+pub mod protected;
 pub mod redact;
 mod schema_util;
 

@@ -8,7 +8,11 @@
 //! API-key headers, Telegram bot tokens, private key blocks, passwords in
 //! database URLs, bare tokens before `@` in URLs, JWTs, phone numbers,
 //! form bodies, and (for [`Scope::Text`] only) `SECRET_NAME=value`
-//! assignments and JSON fields with secret-looking names.
+//! assignments and JSON fields with secret-looking names. For a profile
+//! ([`redact_for`]), also the literal values of its own `.env`, whatever
+//! their names ([`redact_secret_values`]): every command of the profile
+//! has them in its environment, so `env`, `/proc/self/environ` or
+//! `echo $NAME` would print them.
 //!
 //! On by default; `HERMES_REDACT_SECRETS` in the process environment
 //! (`false`, `0`, `no`, `off`) turns it off. It is read once, at the first
@@ -156,13 +160,80 @@ pub fn enabled_for(profile: &Profile) -> bool {
     on
 }
 
-/// `text` redacted as `scope` when redaction is on for `profile`.
+/// `text` redacted as `scope` when redaction is on for `profile`: the
+/// patterns, then the literal values of the profile's own secrets
+/// ([`redact_secret_values`]), whatever their names.
 pub fn redact_for<'t>(profile: &Profile, text: &'t str, scope: Scope) -> Cow<'t, str> {
-    if enabled_for(profile) {
-        force_redact(text, scope)
-    } else {
-        Cow::Borrowed(text)
+    if !enabled_for(profile) {
+        return Cow::Borrowed(text);
     }
+    match force_redact(text, scope) {
+        Cow::Borrowed(text) => redact_secret_values(profile, text),
+        Cow::Owned(clean) => Cow::Owned(redact_secret_values(profile, &clean).into_owned()),
+    }
+}
+
+/// The shortest value of the profile's `.env` that [`redact_secret_values`]
+/// replaces, in characters: shorter ones are words, numbers and switches
+/// (`true`, `180`, `C.UTF-8`), which would blank ordinary output, and no
+/// key or password worth the name is that short.
+pub const MIN_SECRET_VALUE_CHARS: usize = 8;
+
+/// Variables of a `.env` that name where things are, not secrets: never
+/// replaced.
+const NOT_SECRETS: &[&str] = &[
+    "PATH", "HOME", "SHELL", "LANG", "LC_ALL", "TERM", "USER", "LOGNAME", "TZ", "PWD", "TMPDIR",
+];
+
+/// The marker a secret value of the profile's `.env` becomes.
+pub fn secret_value_marker(name: &str) -> String {
+    format!("«redacted:{name}»")
+}
+
+/// `text` with every literal value of the profile's `.env` (its secrets,
+/// which every command of the profile has in its environment) replaced by
+/// [`secret_value_marker`], whatever the variable is called: what `env`,
+/// `printenv`, `set`, `declare -p`, `/proc/self/environ` or `echo $NAME`
+/// print of it. Also replaced: the forms the shell prints a value in
+/// (`'\''` in single quotes, `\"`, `\\`, `\$` and `` \` `` in double
+/// quotes). Left alone: values under [`MIN_SECRET_VALUE_CHARS`], numbers,
+/// paths (`/…`, `~/…`) and the variables of [`NOT_SECRETS`].
+pub fn redact_secret_values<'t>(profile: &Profile, text: &'t str) -> Cow<'t, str> {
+    let mut forms: Vec<(String, String)> = Vec::new();
+    for (name, value) in profile.secrets() {
+        if value.chars().count() < MIN_SECRET_VALUE_CHARS
+            || NOT_SECRETS.contains(&name.as_str())
+            || value.starts_with(['/', '~'])
+            || value
+                .chars()
+                .all(|c| c.is_ascii_digit() || ".,:-+".contains(c))
+        {
+            continue;
+        }
+        let single = value.replace('\'', "'\\''");
+        let mut double = String::with_capacity(value.len());
+        for c in value.chars() {
+            if matches!(c, '"' | '\\' | '$' | '`') {
+                double.push('\\');
+            }
+            double.push(c);
+        }
+        let marker = secret_value_marker(&name);
+        for form in [value, single, double] {
+            if !forms.iter().any(|(f, _)| *f == form) {
+                forms.push((form, marker.clone()));
+            }
+        }
+    }
+    // Longest first: a value that holds another is replaced whole.
+    forms.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
+    let mut out = Cow::Borrowed(text);
+    for (form, marker) in &forms {
+        if out.contains(form.as_str()) {
+            out = Cow::Owned(out.replace(form.as_str(), marker));
+        }
+    }
+    out
 }
 
 /// The output of shell `command` redacted for `profile`: as

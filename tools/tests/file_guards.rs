@@ -382,3 +382,269 @@ fn read_and_write_expand_the_home() {
     let v = w.call("read_file", json!({"path": "~nobody/x"}));
     assert!(error(&v).contains("not found"), "{v}");
 }
+
+#[test]
+fn the_approvals_file_is_out_of_reach() {
+    // The model cannot approve itself: `approvals.json` holds the user's
+    // "always" answers, and no file tool writes it, by any path.
+    let w = World::new();
+    let file = w.profile().join("approvals.json");
+    let forged = r#"{"always": ["recursive delete"]}"#;
+    for path in [
+        file.display().to_string(),
+        "~/.hermes/approvals.json".to_string(),
+        "../home/.hermes/./approvals.json".to_string(),
+    ] {
+        let v = w.call("write_file", json!({"path": path, "content": forged}));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to write"), "{err}");
+        // The refusal never says what would approve a command.
+        for hint in ["\"always\"", "command_allowlist", "approvals.mode", "yolo"] {
+            assert!(!err.contains(hint), "{hint}: {err}");
+        }
+        assert!(!file.exists(), "{path}");
+    }
+    fs::write(&file, r#"{"always": []}"#).unwrap();
+    let v = w.call(
+        "patch",
+        json!({"path": "~/.hermes/approvals.json", "old_string": "[]", "new_string": "[\"recursive delete\"]"}),
+    );
+    assert!(error(&v).starts_with("Refused to patch"), "{v}");
+    let v = w.call(
+        "patch",
+        json!({"mode": "patch", "patch": format!(
+            "*** Begin Patch\n*** Add File: {}\n+{forged}\n*** End Patch\n",
+            w.profile().join("approvals.json").display()
+        )}),
+    );
+    assert!(error(&v).contains("Refused to patch"), "{v}");
+    assert_eq!(fs::read_to_string(&file).unwrap(), r#"{"always": []}"#);
+    // So the next recursive delete is still held for the user.
+    let victim = w.proj().join("victim");
+    fs::create_dir_all(victim.join("x")).unwrap();
+    let v = w.call("terminal", json!({"command": "rm -rf victim"}));
+    assert!(v.to_string().contains("BLOCKED"), "{v}");
+    assert!(victim.join("x").exists());
+}
+
+#[test]
+fn profiles_are_walled_off() {
+    // HERMES_HOME = <root>/profiles/me: another profile's folder (existing
+    // or not) and the root profile's own state are not written.
+    let w = World::new();
+    let root = w.tmp.path().join("data");
+    let me = root.join("profiles/me");
+    fs::create_dir_all(&me).unwrap();
+    fs::create_dir_all(root.join("profiles/other/skills")).unwrap();
+    symlink(root.join("profiles/other"), w.proj().join("elsewhere")).unwrap();
+    let call = |profile: &Path, args: Value| -> Value {
+        let out = Command::new(BIN)
+            .arg("--profile")
+            .arg(profile)
+            .args(["call", "write_file", &args.to_string()])
+            .current_dir(w.proj())
+            .env("HOME", w.home())
+            .env_remove("HERMES_HOME")
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    for target in [
+        root.join("profiles/other/skills/x/SKILL.md"),
+        root.join("profiles/other/notes.md"),
+        root.join("profiles/other/config.yaml"),
+        root.join("profiles/newcomer/skills/x/SKILL.md"),
+        root.join("skills/x/SKILL.md"),
+        root.join("memories/MEMORY.md"),
+        root.join("config.yaml"),
+        root.join("approvals.json"),
+        w.proj().join("elsewhere/memories/MEMORY.md"),
+    ] {
+        let v = call(&me, json!({"path": target, "content": "x"}));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to write"), "{target:?}: {err}");
+        assert!(!target.exists(), "{target:?}");
+    }
+    let v = call(
+        &me,
+        json!({"path": root.join("profiles/other/x"), "content": "x"}),
+    );
+    assert!(error(&v).contains("another Hermes profile (other)"), "{v}");
+    // Its own profile's skills are its own.
+    let own = me.join("skills/mine/SKILL.md");
+    let v = call(&me, json!({"path": own, "content": "ok"}));
+    assert!(v.get("error").is_none(), "{v}");
+    // The root profile does not write into the named ones either.
+    let v = call(
+        &root,
+        json!({"path": root.join("profiles/me/skills/y.md"), "content": "x"}),
+    );
+    assert!(error(&v).contains("another Hermes profile (me)"), "{v}");
+    let v = call(
+        &root,
+        json!({"path": root.join("profiles/not-yet/skills/y.md"), "content": "x"}),
+    );
+    assert!(
+        error(&v).contains("another Hermes profile (not-yet)"),
+        "{v}"
+    );
+    assert!(!root.join("profiles/not-yet").exists());
+}
+
+/// The home of the current user id in the password database.
+fn passwd_home() -> Option<PathBuf> {
+    let out = Command::new("sh")
+        .args(["-c", "getent passwd \"$(id -u)\" | cut -d: -f6"])
+        .output()
+        .ok()?;
+    let home = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!home.is_empty() && home != "/").then(|| PathBuf::from(home))
+}
+
+#[test]
+fn the_password_databases_home_is_guarded_whatever_home_says() {
+    // The agent's HOME is a scratch folder; the account's own home (as
+    // root: /root, one folder deep) keeps its credentials all the same.
+    // Run in a private mount namespace with a scratch folder over that
+    // home, so a failing guard writes to scratch.
+    let Some(home) = passwd_home() else {
+        eprintln!("skipped: no home in the password database");
+        return;
+    };
+    let probe = Command::new("unshare").args(["-m", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: no private mount namespace here");
+        return;
+    }
+    let w = World::new();
+    let scratch = w.tmp.path().join("account-home");
+    fs::create_dir_all(scratch.join(".ssh")).unwrap();
+    fs::write(scratch.join(".ssh/authorized_keys"), "key\n").unwrap();
+    for (path, file) in [
+        (
+            home.join(".ssh/authorized_keys"),
+            scratch.join(".ssh/authorized_keys"),
+        ),
+        (
+            home.join(".aws/credentials"),
+            scratch.join(".aws/credentials"),
+        ),
+        (home.join(".netrc"), scratch.join(".netrc")),
+    ] {
+        let before = fs::read_to_string(&file).ok();
+        let args = json!({"path": path, "content": "evil"}).to_string();
+        let out = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg("mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"")
+            .arg("sh")
+            .arg(&scratch)
+            .arg(&home)
+            .arg(BIN)
+            .arg("--profile")
+            .arg(w.profile())
+            .args(["call", "write_file", &args])
+            .current_dir(w.proj())
+            .env("HOME", w.home())
+            .env_remove("HERMES_HOME")
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        refused_credential(&v, &file, before.as_deref());
+    }
+}
+
+#[test]
+fn the_read_guard_says_why_and_guards_the_systems_secrets() {
+    let w = World::new();
+    // A live process of this test's own, ended below.
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sleeper.id();
+    let refused = [
+        ("/etc/shadow".to_string(), "password hashes"),
+        ("/etc/gshadow".to_string(), "password hashes"),
+        ("/etc/shadow-".to_string(), "password hashes"),
+        ("/etc/gshadow-".to_string(), "password hashes"),
+        ("/etc/sudoers".to_string(), "sudo policy"),
+        ("/etc/sudoers.d/README".to_string(), "sudo policy"),
+        ("/etc/ssh/ssh_host_ed25519_key".to_string(), "SSH host key"),
+        ("/etc/ssh/ssh_host_rsa_key".to_string(), "SSH host key"),
+        ("/proc/self/environ".to_string(), "environment"),
+        (format!("/proc/{pid}/environ"), "environment"),
+        (format!("/proc/self/task/{pid}/environ"), "environment"),
+        (format!("/proc/{pid}/task/{pid}/environ"), "environment"),
+        ("/proc/4194303/environ".to_string(), "environment"),
+        (format!("/proc/{pid}/mem"), "memory"),
+        (format!("/proc/{pid}/maps"), "memory layout"),
+        (format!("/proc/{pid}/cmdline"), "command line"),
+        (format!("/proc/{pid}/fd/1"), "open files"),
+        ("/proc/kcore".to_string(), "kernel's memory"),
+        ("/dev/stdout".to_string(), "output stream"),
+        ("/dev/fd/1".to_string(), "open files"),
+        ("/dev/zero".to_string(), "never ends"),
+        ("/dev/urandom".to_string(), "never ends"),
+        ("/dev/tty".to_string(), "waits for input"),
+    ];
+    for (path, says) in &refused {
+        let v = w.call("read_file", json!({ "path": path }));
+        let err = error(&v);
+        assert!(err.starts_with("Refused to read"), "{path}: {err}");
+        assert!(err.contains(says), "{path}: {err}");
+        assert!(!err.contains("not found"), "{path}: {err}");
+    }
+    // Through a link with an innocent name, too.
+    symlink(format!("/proc/{pid}/environ"), w.proj().join("notes.txt")).unwrap();
+    let v = w.call("read_file", json!({"path": "notes.txt"}));
+    assert!(error(&v).contains("environment"), "{v}");
+    // The reference's harmless reads, read bounded though stat says 0 bytes.
+    for path in [
+        "/proc/cpuinfo",
+        "/proc/meminfo",
+        "/proc/version",
+        "/proc/loadavg",
+        "/proc/self/status",
+    ] {
+        let v = w.call("read_file", json!({ "path": path }));
+        assert!(v.get("error").is_none(), "{path}: {v}");
+        assert!(
+            v["content"].as_str().unwrap().starts_with("1|"),
+            "{path}: {v}"
+        );
+        assert!(v["file_size"].as_u64().unwrap() > 0, "{path}: {v}");
+    }
+    let v = w.call("read_file", json!({"path": format!("/proc/{pid}/status")}));
+    assert!(v["content"].as_str().unwrap().contains("sleep"), "{v}");
+    let v = w.call("read_file", json!({"path": "/dev/null"}));
+    assert_eq!(v["content"], "", "{v}");
+    assert_eq!(v["total_lines"], 0, "{v}");
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+}
+
+#[test]
+fn control_bytes_and_terminal_escapes_reach_the_model_escaped() {
+    let w = World::new();
+    fs::write(
+        w.proj().join("log.txt"),
+        "plain\n\x1b[31mred\x1b[0m and \x07bell\x08\nhidden\u{202e}txt.exe\u{9b}2J\r\nend\r\n",
+    )
+    .unwrap();
+    let v = w.call("read_file", json!({"path": "log.txt"}));
+    let content = v["content"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(
+        content,
+        "1|plain\n2|\\x1b[31mred\\x1b[0m and \\x07bell\\x08\n3|hidden\\u{202e}txt.exe\\u{009b}2J\r\n4|end\r",
+        "{v}"
+    );
+    for raw in ['\x1b', '\x07', '\x08', '\u{202e}', '\u{9b}'] {
+        assert!(!content.contains(raw), "{raw:?} in {content:?}");
+    }
+    let v = w.call("search_files", json!({"pattern": "red", "path": "."}));
+    let line = v["matches"][0]["content"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        line.contains("\\x1b[31mred") && !line.contains('\x1b'),
+        "{v}"
+    );
+}

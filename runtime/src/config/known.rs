@@ -160,3 +160,35 @@ pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
     "supports_parallel_tool_calls",
     "transport",
 ];
+
+/// The warning for a reference key of a section this project reads whose
+/// value asks for a protection or a way of running commands this project
+/// does not have (so the user would be less protected than they think),
+/// when it does: a non-local `terminal.backend` (commands run on this
+/// machine here), Tirith (no scanner here), an MCP server's client
+/// certificate or OAuth. The rest of the reference's keys stay quiet.
+pub(crate) fn unhonoured(section: &str, name: &str, value: Option<&str>) -> Option<String> {
+    let value = value.map(str::trim);
+    let why = match (section, name) {
+        ("terminal", "backend") if !matches!(value, Some("" | "local")) => {
+            "not honoured: commands run on this machine (the local backend), under the \
+             agent's own rules, never in a container or on a remote host"
+        }
+        ("security", "tirith_enabled" | "tirith_fail_open" | "tirith_path" | "tirith_timeout")
+            if !matches!(
+                (name, value),
+                ("tirith_enabled", Some("true" | "True" | "yes"))
+            ) =>
+        {
+            "not honoured: there is no Tirith scanner here; commands are judged by the \
+             command rules and the approval policy"
+        }
+        (_, "auth" | "oauth" | "client_cert" | "client_key")
+            if section.starts_with("mcp_servers") =>
+        {
+            "not honoured: MCP servers are reached without client certificates or OAuth here"
+        }
+        _ => return None,
+    };
+    Some(why.to_string())
+}

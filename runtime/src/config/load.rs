@@ -151,6 +151,27 @@ impl Reader {
         Some(out)
     }
 
+    /// A key neither read nor in `reference`: a warning with a
+    /// did-you-mean. A reference key whose `value` asks for what is not
+    /// honoured here ([`super::known::unhonoured`]) is a warning too.
+    fn unknown_value(
+        &mut self,
+        key: &str,
+        name: &str,
+        value: &Node,
+        pos: Pos,
+        read: &[&str],
+        reference: &[&str],
+    ) {
+        if reference.contains(&name) {
+            if let Some(why) = super::known::unhonoured(key, name, value.scalar()) {
+                self.warn(&join(key, name), pos, why);
+            }
+            return;
+        }
+        self.unknown(key, name, pos, read, reference);
+    }
+
     fn unknown(&mut self, key: &str, name: &str, pos: Pos, read: &[&str], reference: &[&str]) {
         if reference.contains(&name) {
             return;
@@ -630,7 +651,7 @@ fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
                 });
                 set(&mut t.env_passthrough, value, v.pos);
             }
-            other => r.unknown("terminal", other, pos, READ, REFERENCE_TERMINAL),
+            other => r.unknown_value("terminal", other, v, pos, READ, REFERENCE_TERMINAL),
         }
     }
 }
@@ -693,7 +714,7 @@ fn read_security(r: &mut Reader, c: &mut ProfileConfig, node: &Node, profile: &P
                     }
                 }
             }
-            other => r.unknown("security", other, pos, READ, REFERENCE_SECURITY),
+            other => r.unknown_value("security", other, v, pos, READ, REFERENCE_SECURITY),
         }
     }
 }
@@ -895,7 +916,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
                     }
                 }
             }
-            other => r.unknown(key, other, pos, READ, REFERENCE_MCP_SERVER),
+            other => r.unknown_value(key, other, v, pos, READ, REFERENCE_MCP_SERVER),
         }
     }
     let transport = match (command, url) {

@@ -221,7 +221,8 @@ pub enum CronMode {
     Approve,
 }
 
-/// `approvals`: for the approval feature (parsed and validated here).
+/// `approvals`: honoured by `crate::approval` (and the terminal's command
+/// check), read at every question.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Approvals {
@@ -300,7 +301,7 @@ pub struct ProfileConfig {
     pub terminal: Terminal,
     pub security: Security,
     pub approvals: Approvals,
-    /// Command patterns the user approved for good.
+    /// Rule keys and commands the user approved for good (`crate::approval`).
     pub command_allowlist: Setting<Vec<String>>,
     pub mcp_servers: BTreeMap<String, McpServer>,
     pub diagnostics: Vec<Diagnostic>,

@@ -3,8 +3,9 @@
 //! or deny), when the client declared it can answer one. A client that
 //! cannot gets no callback: the call is refused with the runtime's
 //! "no one can approve it here" message. Declining, cancelling, an
-//! unreadable answer, a failed request or no answer within
-//! [`APPROVAL_TIMEOUT`] all count as deny.
+//! unreadable answer, a failed request or no answer within the profile's
+//! `approvals.timeout` all count as deny (the runtime holds the question
+//! to the same limit).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +15,6 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, Peer};
 use rmcp::RoleServer;
 use serde_json::json;
-
-/// How long the client has to answer one approval question.
-pub const APPROVAL_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The answers offered, as [`ApprovalAnswer::parse`] reads them.
 const CHOICES: [ApprovalAnswer; 4] = [
@@ -78,7 +76,12 @@ async fn ask(peer: &Peer<RoleServer>, request: &ApprovalRequest) -> ApprovalAnsw
         requested_schema: schema,
     };
     match peer
-        .create_elicitation_with_timeout(params, Some(APPROVAL_TIMEOUT))
+        .create_elicitation_with_timeout(
+            params,
+            Some(Duration::from_secs(
+                request.ctx.profile().config().approvals.timeout.value,
+            )),
+        )
         .await
     {
         Ok(result) if result.action == ElicitationAction::Accept => result

@@ -242,15 +242,32 @@ fn read_of_a_fifo_answers_at_once() {
 fn read_of_kernel_files_is_refused() {
     let dirs = harness::dirs();
     let d = dirs.0.path();
-    symlink("/proc/self/status", d.join("status")).unwrap();
-    for path in [
-        "/proc/self/status",
-        "status",
-        "/proc/self/pagemap",
-        "/dev/zero",
+    symlink("/proc/self/oom_score", d.join("status")).unwrap();
+    symlink("/proc/self/status", d.join("harmless")).unwrap();
+    // Refused by rule, with the rule's reason, however they are named.
+    for (path, says) in [
+        ("/proc/self/oom_score", "not one the file tools read"),
+        ("status", "not one the file tools read"),
+        ("/proc/self/pagemap", "memory layout"),
+        ("/dev/zero", "never ends"),
     ] {
         let out = call("read_file", json!({"path": path}), &dirs, TIMEOUT);
-        refused(&out, "read");
+        let error = out.error();
+        assert!(
+            error.starts_with("Refused to read") && error.contains(says),
+            "{path}: {error}"
+        );
+    }
+    // The harmless ones are read (bounded: stat says 0 bytes).
+    for path in ["/proc/self/status", "harmless"] {
+        let out = call("read_file", json!({"path": path}), &dirs, TIMEOUT);
+        assert!(
+            out.json["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("Pid:")),
+            "{}",
+            out.json
+        );
     }
 }
 

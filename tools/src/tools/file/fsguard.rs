@@ -16,7 +16,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::common::similar_files;
 use super::error::FileError;
@@ -158,6 +158,169 @@ pub(super) fn strip_newline(mut line: &[u8], crlf: bool) -> &[u8] {
     line
 }
 
+/// Kernel files under `/proc` the file tools read (as the reference
+/// does): facts about the machine, no process's secrets.
+pub const PROC_READABLE: &[&str] = &[
+    "cpuinfo",
+    "meminfo",
+    "version",
+    "loadavg",
+    "uptime",
+    "stat",
+    "mounts",
+    "filesystems",
+    "partitions",
+    "swaps",
+    "cgroups",
+    "diskstats",
+    "vmstat",
+    "devices",
+    "interrupts",
+    "crypto",
+    "sys/kernel/hostname",
+    "sys/kernel/osrelease",
+    "sys/kernel/ostype",
+    "sys/kernel/pid_max",
+    "sys/fs/file-max",
+];
+/// Files of one process (`/proc/<pid>/…`, `/proc/self/…`, a task's) that
+/// the file tools read: its state and limits, not its memory, environment,
+/// command line or open files.
+pub const PROC_PROCESS_READABLE: &[&str] = &[
+    "status",
+    "stat",
+    "statm",
+    "limits",
+    "cgroup",
+    "comm",
+    "mountinfo",
+    "mounts",
+];
+/// Devices the file tools read: `/dev/null` (empty).
+pub const DEV_READABLE: &[&str] = &["/dev/null"];
+
+/// The most bytes read of a kernel file (which reports a size of 0).
+pub const MAX_KERNEL_FILE_BYTES: u64 = 1 << 20;
+
+/// What the rules say of reading a path under `/proc` or `/dev`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum KernelRead {
+    /// Not under `/proc` or `/dev`.
+    NotKernel,
+    /// One of the harmless files: read, bounded.
+    Readable,
+    /// Refused, for this reason (a clause: "it is ...").
+    Refused(String),
+}
+
+/// The rule for reading `path` (absolute, `..` applied), by its name
+/// alone: a `/proc` entry of a process that is gone is refused for what it
+/// is, never "not found".
+pub(super) fn kernel_read_rule(path: &Path) -> KernelRead {
+    if let Ok(rest) = path.strip_prefix("/proc") {
+        return proc_rule(rest);
+    }
+    if let Ok(rest) = path.strip_prefix("/dev") {
+        return dev_rule(path, rest);
+    }
+    KernelRead::NotKernel
+}
+
+fn proc_rule(rest: &Path) -> KernelRead {
+    let parts: Vec<&str> = rest.iter().filter_map(|p| p.to_str()).collect();
+    let refused = |why: &str| KernelRead::Refused(why.to_string());
+    let Some(first) = parts.first() else {
+        return refused("it is the folder of the kernel's process files, not a file");
+    };
+    let process =
+        *first == "self" || *first == "thread-self" || first.bytes().all(|b| b.is_ascii_digit());
+    if !process {
+        let name = parts.join("/");
+        if PROC_READABLE.contains(&name.as_str()) {
+            return KernelRead::Readable;
+        }
+        return match name.as_str() {
+            "kcore" | "kmem" | "kallsyms" | "kpagecount" | "kpageflags" => {
+                refused("it is the kernel's memory or its addresses")
+            }
+            "cmdline" | "bootconfig" => {
+                refused("it is the kernel's boot command line, which can hold credentials")
+            }
+            _ => refused(
+                "it is a kernel interface under /proc that is not one of the machine's facts                  the file tools read (cpuinfo, meminfo, version, loadavg, uptime, mounts, ...)",
+            ),
+        };
+    }
+    // `/proc/<pid>/task/<tid>/...` is the same as `/proc/<pid>/...`.
+    let mut file = &parts[1..];
+    if file.first() == Some(&"task") && file.len() >= 2 {
+        file = &file[2..];
+    }
+    match file.first().copied() {
+        None => refused("it is a process's folder, not a file"),
+        Some("environ") => refused(
+            "it is a process's environment, which holds its secrets (API keys, tokens)",
+        ),
+        Some("cmdline") => refused("it is a process's command line, which can hold credentials"),
+        Some("mem") => refused("it is a process's memory"),
+        Some("maps" | "smaps" | "smaps_rollup" | "numa_maps" | "auxv" | "pagemap" | "stack") => {
+            refused("it is a process's memory layout, which helps an attack on it")
+        }
+        Some("fd" | "fdinfo") => refused(
+            "it is one of a process's open files or streams (its output, pipes, sockets);              /dev/stdout and /dev/fd/N lead here",
+        ),
+        Some("cwd" | "root" | "exe" | "map_files") => {
+            refused("it is a process's link into the file system; read the file itself")
+        }
+        Some(name) if file.len() == 1 && PROC_PROCESS_READABLE.contains(&name) => {
+            KernelRead::Readable
+        }
+        Some(_) => refused(
+            "it is a process's kernel interface that is not one the file tools read              (status, stat, statm, limits, cgroup, comm, mountinfo, mounts)",
+        ),
+    }
+}
+
+fn dev_rule(path: &Path, rest: &Path) -> KernelRead {
+    if DEV_READABLE.iter().any(|d| Path::new(d) == path) {
+        return KernelRead::Readable;
+    }
+    let name = rest.to_str().unwrap_or_default();
+    let why = match name {
+        "zero" | "random" | "urandom" | "full" => {
+            "it is a device whose output never ends".to_string()
+        }
+        "stdin" | "tty" | "console" | "ptmx" => "it is a device that waits for input".to_string(),
+        "stdout" | "stderr" => "it is the agent's own output stream, not a file".to_string(),
+        _ if name.starts_with("fd/") || name == "fd" => {
+            "it is one of the agent's open files or streams, not a file".to_string()
+        }
+        _ if name.starts_with("pts/") => "it is a terminal that waits for input".to_string(),
+        "" => "it is the folder of the devices, not a file".to_string(),
+        _ => "it is a device, not a regular file".to_string(),
+    };
+    KernelRead::Refused(why)
+}
+
+/// Reads the harmless kernel file `real` (its rule said
+/// [`KernelRead::Readable`]) without ever blocking: opened non-blocking,
+/// at most [`MAX_KERNEL_FILE_BYTES`] of it, refused when binary.
+pub(super) fn read_kernel_file(real: &Path, given: &str) -> Result<Vec<u8>, FileError> {
+    let (file, _) = open_regular(real).map_err(|e| FileError::from_io(&e, given, "read"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_KERNEL_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| FileError::from_io(&e, given, "read"))?;
+    let sample = &bytes[..bytes.len().min(BINARY_SAMPLE_BYTES)];
+    if let Some(reason) = binary_reason(sample) {
+        return Err(FileError::Binary {
+            path: given.to_owned(),
+            reason,
+        });
+    }
+    Ok(bytes)
+}
+
 /// Why the real path `real` (symlinks and `..` resolved) is off limits, if
 /// it is: under one of [`SPECIAL_ROOTS`], or on a kernel file system
 /// mounted elsewhere (a bind mount of `/proc`, say). A path that does not
@@ -243,33 +406,7 @@ pub(super) fn open_regular(real: &Path) -> io::Result<(File, fs::Metadata)> {
     Ok((file, meta))
 }
 
-/// The real path a write to `full` reaches: resolved component by
-/// component as the kernel would, symlinks followed (a dangling one is the
-/// path itself) and `..` applied after them, with the folders that do not
-/// exist yet taken as the plain folders `write_file` will create.
-pub(super) fn real_write_path(full: &Path) -> io::Result<PathBuf> {
-    let full = std::path::absolute(full)?;
-    let mut real = PathBuf::new();
-    for part in full.components() {
-        match part {
-            Component::Prefix(_) | Component::RootDir => real.push(part.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                real.pop();
-            }
-            Component::Normal(name) => {
-                real.push(name);
-                let is_link = fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_symlink());
-                if is_link {
-                    if let Ok(target) = fs::canonicalize(&real) {
-                        real = target;
-                    }
-                }
-            }
-        }
-    }
-    Ok(real)
-}
+pub(super) use crate::protected::real_write_path;
 
 /// Opens `full` for reading text, refusing folders, special files and
 /// binary files. Returns the open file (rewound), its size and its real

@@ -17,39 +17,29 @@
 //!   hub cache (`skills/.hub/`, a carrier for prompt injection);
 //! - anywhere: environment files named as in [`ENV_FILE_NAMES`].
 //!
-//! Write deny-list:
-//! - credential files and folders in the user's home ([`HOME_DENIED_FILES`],
-//!   [`HOME_DENIED_DIRS`]) and system files ([`SYSTEM_DENIED_FILES`],
-//!   [`SYSTEM_DENIED_DIRS`]);
-//! - in the profile's home and the Hermes root: `.env`,
-//!   `.anthropic_oauth.json`, `mcp-tokens/`, `pairing/` (credentials),
-//!   `state.db` and `sessions/` (session state);
-//! - the profile's `config.yaml` (it holds the security settings);
-//! - with `HERMES_WRITE_SAFE_ROOT` set (folders separated by `:`; the
-//!   process environment, else the profile's `.env`), anything outside
-//!   those folders.
+//! Write deny-list: the paths of [`crate::protected::write_protected`]
+//! (the profile's policy files, credentials and state, other profiles'
+//! folders, the credential files of the user's homes, system folders;
+//! one list, which the command sandbox uses too) and any other profile's
+//! folder ([`crate::protected::other_profile`]); and, with
+//! `HERMES_WRITE_SAFE_ROOT` set (folders separated by `:`; the process
+//! environment, else the profile's `.env`), anything outside those folders.
 //!
-//! This is defence in depth, as in the reference: the terminal runs as the
-//! same user and can still reach these files.
+//! The read list is defence in depth, as in the reference: a command runs
+//! as the same user. The write list is also what the command sandbox keeps
+//! out of reach.
 
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
-use hermes_runtime::ToolContext;
+use hermes_runtime::{Profile, ToolContext};
 
-use super::fsguard::real_write_path;
+use super::fsguard::{kernel_read_rule, KernelRead};
+use crate::protected::{
+    hermes_root, other_profile, protecting, real_write_path, write_protected, Protected,
+    CREDENTIAL_STORES,
+};
 
-/// Files in the profile's home and the Hermes root that hold credentials:
-/// never read by the file tools.
-pub const CREDENTIAL_STORES: &[&str] = &[
-    "auth.json",
-    "auth.lock",
-    ".anthropic_oauth.json",
-    ".env",
-    "webhook_subscriptions.json",
-    "auth/google_oauth.json",
-    "cache/bws_cache.json",
-];
 /// Environment files (compared without case) never read, wherever they are.
 pub const ENV_FILE_NAMES: &[&str] = &[
     ".env",
@@ -60,68 +50,52 @@ pub const ENV_FILE_NAMES: &[&str] = &[
     ".env.staging",
     ".envrc",
 ];
-/// Credential files in the user's home, never written.
-pub const HOME_DENIED_FILES: &[&str] = &[
-    ".ssh/authorized_keys",
-    ".ssh/id_rsa",
-    ".ssh/id_ed25519",
-    ".ssh/config",
-    ".netrc",
-    ".pgpass",
-    ".npmrc",
-    ".pypirc",
-    ".git-credentials",
+/// The system's secrets, never read (even where the reference reads
+/// them): the file, or a folder and what is under it, and why.
+pub const SYSTEM_SECRETS: &[(&str, &str)] = &[
+    ("/etc/shadow", "it holds the system's password hashes"),
+    (
+        "/etc/shadow-",
+        "it holds the system's password hashes (a backup)",
+    ),
+    (
+        "/etc/gshadow",
+        "it holds the system's group password hashes",
+    ),
+    (
+        "/etc/gshadow-",
+        "it holds the system's group password hashes (a backup)",
+    ),
+    (
+        "/etc/security/opasswd",
+        "it holds the system's old password hashes",
+    ),
+    (
+        "/etc/master.passwd",
+        "it holds the system's password hashes",
+    ),
+    ("/etc/sudoers", "it is the system's sudo policy"),
+    ("/etc/sudoers.d", "it is the system's sudo policy"),
+    (
+        "/etc/ssl/private",
+        "it holds the machine's private TLS keys",
+    ),
 ];
-/// Credential folders in the user's home, never written into.
-pub const HOME_DENIED_DIRS: &[&str] = &[
-    ".ssh",
-    ".aws",
-    ".gnupg",
-    ".kube",
-    ".docker",
-    ".azure",
-    ".config/gh",
-    ".config/gcloud",
-];
-/// System files never written.
-pub const SYSTEM_DENIED_FILES: &[&str] = &[
-    "/etc/sudoers",
-    "/etc/passwd",
-    "/etc/shadow",
-    "/var/run/docker.sock",
-    "/run/docker.sock",
-];
-/// System folders never written into.
-pub const SYSTEM_DENIED_DIRS: &[&str] = &[
-    "/etc",
-    "/boot",
-    "/usr/lib/systemd",
-    "/private/etc",
-    "/private/var",
-];
-/// Files in the profile's home and the Hermes root never written (the
-/// credentials, and the session database).
-const HERMES_DENIED_FILES: &[(&str, Kind)] = &[
-    (".env", Kind::Credential),
-    (".anthropic_oauth.json", Kind::Credential),
-    ("state.db", Kind::State),
-];
-/// Folders in the profile's home and the Hermes root never written into.
-const HERMES_DENIED_DIRS: &[(&str, Kind)] = &[
-    ("mcp-tokens", Kind::Credential),
-    ("pairing", Kind::Credential),
-    ("sessions", Kind::State),
-];
+
+/// Why `path` (absolute, `..` applied) is one of the system's secrets, if
+/// it is: [`SYSTEM_SECRETS`], and the private SSH host keys
+/// (`/etc/ssh/ssh_host_*key`, not their `.pub`).
+fn system_secret(path: &Path) -> Option<&'static str> {
+    if let Some(&(_, why)) = SYSTEM_SECRETS.iter().find(|(p, _)| path.starts_with(p)) {
+        return Some(why);
+    }
+    let name = path.strip_prefix("/etc/ssh").ok()?.to_str()?;
+    (name.starts_with("ssh_host_") && name.ends_with("key") && !name.contains('/'))
+        .then_some("it is a private SSH host key of this machine")
+}
+
 /// The variable naming the only folders writes may land in.
 pub const SAFE_ROOT_VAR: &str = "HERMES_WRITE_SAFE_ROOT";
-
-/// Why a write is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Credential,
-    System,
-    State,
-}
 
 /// `path` with a leading `~` (alone or before `/`) replaced by the user's
 /// home (`$HOME`). Other paths, and all paths when `HOME` is unset, are
@@ -168,13 +142,13 @@ fn lexical(path: &Path) -> PathBuf {
 #[derive(Debug, Clone)]
 pub struct Guard {
     cwd: PathBuf,
+    profile: Profile,
     /// The read block-list: exact files, and folders.
     read_files: Vec<PathBuf>,
     read_dirs: Vec<(PathBuf, &'static str)>,
-    /// The write deny-list.
-    write_files: Vec<(PathBuf, Kind)>,
-    write_dirs: Vec<(PathBuf, Kind)>,
-    config: PathBuf,
+    /// The write deny-list: `crate::protected`'s, listed at the first
+    /// write check (reads never need it).
+    protected: std::sync::OnceLock<Vec<Protected>>,
     /// `HERMES_WRITE_SAFE_ROOT`: its folders (real) and its text.
     safe_roots: Option<(Vec<PathBuf>, String)>,
 }
@@ -191,44 +165,15 @@ impl Guard {
         if let Some(root) = root.filter(|r| *r != profile) {
             hermes_dirs.push(root);
         }
-        let user_home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .map(|h| resolve(Path::new(&h)));
-
         let mut read_files = Vec::new();
         let mut read_dirs = Vec::new();
-        let mut write_files = Vec::new();
-        let mut write_dirs = Vec::new();
         for dir in &hermes_dirs {
             for name in CREDENTIAL_STORES {
                 read_files.push(resolve(&dir.join(name)));
             }
             read_dirs.push((resolve(&dir.join("mcp-tokens")), "mcp"));
             read_dirs.push((resolve(&dir.join("skills/.hub")), "hub"));
-            for &(name, kind) in HERMES_DENIED_FILES {
-                write_files.push((resolve(&dir.join(name)), kind));
-            }
-            for &(name, kind) in HERMES_DENIED_DIRS {
-                write_dirs.push((resolve(&dir.join(name)), kind));
-            }
         }
-        if let Some(home) = &user_home {
-            for name in HOME_DENIED_FILES {
-                write_files.push((resolve(&home.join(name)), Kind::Credential));
-            }
-            for name in HOME_DENIED_DIRS {
-                write_dirs.push((resolve(&home.join(name)), Kind::Credential));
-            }
-        }
-        for file in SYSTEM_DENIED_FILES {
-            write_files.push((resolve(Path::new(file)), Kind::System));
-            write_files.push((PathBuf::from(file), Kind::System));
-        }
-        for dir in SYSTEM_DENIED_DIRS {
-            write_dirs.push((resolve(Path::new(dir)), Kind::System));
-            write_dirs.push((PathBuf::from(dir), Kind::System));
-        }
-        let config = resolve(&profile.join("config.yaml"));
         let safe_roots = std::env::var(SAFE_ROOT_VAR)
             .ok()
             .or_else(|| ctx.profile().secret(SAFE_ROOT_VAR))
@@ -243,11 +188,10 @@ impl Guard {
             });
         Guard {
             cwd,
+            profile: ctx.profile().clone(),
             read_files,
             read_dirs,
-            write_files,
-            write_dirs,
-            config,
+            protected: std::sync::OnceLock::new(),
             safe_roots,
         }
     }
@@ -261,6 +205,20 @@ impl Guard {
     /// (`given` is how the model named it).
     pub fn read_error(&self, given: &Path, real: &Path) -> Option<String> {
         let shown = shown(given, real);
+        // By name first, the path as given and where it leads.
+        let lexical = lexical(
+            &self
+                .cwd
+                .join(given.to_str().map_or(Cow::Borrowed(given), expand_home)),
+        );
+        for p in [lexical.as_path(), real] {
+            if let Some(why) = system_secret(p) {
+                return Some(format!(
+                    "Refused to read {shown}: {why}. The file tools never read the system's \
+                     secrets; if a task needs it, the user can look at it themselves"
+                ));
+            }
+        }
         let reminder = "This guard is defence in depth, not a security boundary";
         if let Some((_, what)) = self.read_dirs.iter().find(|(dir, _)| real.starts_with(dir)) {
             return Some(if *what == "hub" {
@@ -302,36 +260,19 @@ impl Guard {
                 .cwd
                 .join(given.to_str().map_or(Cow::Borrowed(given), expand_home)),
         );
-        let hit = |p: &Path| {
-            self.write_files
-                .iter()
-                .find(|(f, _)| f == p)
-                .or_else(|| self.write_dirs.iter().find(|(d, _)| p.starts_with(d)))
-                .map(|&(_, kind)| kind)
-        };
-        if let Some(kind) = hit(real).or_else(|| hit(&lexical)) {
-            return Some(match kind {
-                Kind::Credential => format!(
-                    "Refused to {action} {shown}: it is a protected credential file or folder \
-                     (SSH keys, cloud and package-registry logins, the secrets of Hermes). \
-                     Nothing was written"
-                ),
-                Kind::System => format!(
-                    "Refused to {action} {shown}: it is a protected system location. Nothing \
-                     was written; system files are changed with the terminal (and sudo), \
-                     with the user's approval"
-                ),
-                Kind::State => format!(
-                    "Refused to {action} {shown}: it is session state that Hermes manages \
-                     itself (state.db, sessions/). Nothing was written"
-                ),
-            });
-        }
-        if *real == self.config || lexical == self.config {
+        let rule = [real, lexical.as_path()].into_iter().find_map(|p| {
+            protecting(
+                self.protected
+                    .get_or_init(|| write_protected(&self.profile)),
+                p,
+            )
+            .map(|e| e.rule.clone())
+            .or_else(|| other_profile(&self.profile, p))
+        });
+        if let Some(rule) = rule {
             return Some(format!(
-                "Refused to {action} {shown}: it is the Hermes config file of this profile, \
-                 which holds its security settings. Nothing was written; the user can edit \
-                 it directly or with `hermes config`"
+                "Refused to {action} {shown}: {rule}. Nothing was written; this path is \
+                 protected from every tool and command of the agent"
             ));
         }
         if let Some((roots, text)) = &self.safe_roots {
@@ -357,26 +298,25 @@ fn shown(given: &Path, real: &Path) -> String {
     }
 }
 
-/// The Hermes root for a profile home: `<root>` for `<root>/profiles/<name>`,
-/// `~/.hermes` when the home is under it, else none (the home is its own
-/// root).
-fn hermes_root(profile_home: &Path) -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        let native = PathBuf::from(home).join(".hermes");
-        if profile_home.starts_with(&native) {
-            return Some(native);
-        }
-    }
-    let parent = profile_home.parent()?;
-    (parent.file_name()? == "profiles").then(|| parent.parent().map(Path::to_path_buf))?
-}
-
 /// Checks that the file `path` (as the model gave it, relative to the
 /// working directory of `ctx`) may be read; returns its real path, or the
 /// reason it may not be read.
 pub fn check_read(ctx: &ToolContext, path: &Path) -> Result<PathBuf, String> {
     let guard = Guard::new(ctx);
     let real = guard.resolve(path);
+    // Kernel files by name, the path as given and where it leads: an entry
+    // of a process that is gone, or a link that cannot be followed
+    // (`/dev/stdout`), is refused for what it is, never "not found".
+    let lexical = lexical(
+        &guard
+            .cwd
+            .join(path.to_str().map_or(Cow::Borrowed(path), expand_home)),
+    );
+    for p in [lexical.as_path(), real.as_path()] {
+        if let KernelRead::Refused(why) = kernel_read_rule(p) {
+            return Err(format!("Refused to read {}: {why}", shown(path, &real)));
+        }
+    }
     match guard.read_error(path, &real) {
         Some(err) => Err(err),
         None => Ok(real),

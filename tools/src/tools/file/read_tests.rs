@@ -200,11 +200,14 @@ fn read_refuses_directories_and_empty_paths() {
 
 #[cfg(unix)]
 #[test]
-fn read_refuses_device_files() {
+fn read_refuses_device_files_but_reads_dev_null() {
     let dir = tmp();
-    let err = read_file(dir.path(), "/dev/null", None, None).unwrap_err();
+    let err = read_file(dir.path(), "/dev/zero", None, None).unwrap_err();
     assert!(matches!(err, FileError::Special { .. }), "{err:?}");
-    assert!(err.to_string().contains("/dev/null is under /dev"), "{err}");
+    assert!(err.to_string().contains("/dev/zero is under /dev"), "{err}");
+    // `/dev/null` is empty, as the reference reads it.
+    let out = read_file(dir.path(), "/dev/null", None, None).unwrap();
+    assert_eq!((out.content.as_str(), out.total_lines), ("", 0));
 }
 
 #[test]
@@ -248,15 +251,16 @@ fn read_refuses_a_fifo_without_opening_it() {
 #[test]
 fn read_refuses_kernel_files_whatever_the_path() {
     let dir = tmp();
-    std::os::unix::fs::symlink("/proc/self/status", dir.path().join("status")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/oom_score", dir.path().join("status")).unwrap();
     std::os::unix::fs::symlink("/proc", dir.path().join("p")).unwrap();
     let up = up_to_root(dir.path());
+    // Not one of the harmless kernel files: refused however it is named.
     for path in [
-        "/proc/self/status".to_owned(),
+        "/proc/self/oom_score".to_owned(),
         "status".to_owned(),
-        "p/self/status".to_owned(),
-        "p/self/../self/status".to_owned(),
-        format!("{up}proc/self/status"),
+        "p/self/oom_score".to_owned(),
+        "p/self/../self/oom_score".to_owned(),
+        format!("{up}proc/self/oom_score"),
         "/dev/zero".to_owned(),
     ] {
         let err = read_file(dir.path(), &path, None, None).unwrap_err();
@@ -270,6 +274,15 @@ fn read_refuses_kernel_files_whatever_the_path() {
     }
     let err = read_file(dir.path(), "/proc", None, None).unwrap_err();
     special_err(&err, "read");
+    // A harmless one (0 bytes in stat) is read, bounded, by any path.
+    for path in [
+        "/proc/self/status",
+        "p/self/../self/status",
+        "/proc/meminfo",
+    ] {
+        let out = read_file(dir.path(), path, None, None).unwrap();
+        assert!(out.total_lines > 0 && out.file_size > 0, "{path}: {out:?}");
+    }
 }
 
 #[test]

@@ -266,6 +266,9 @@ pub fn search_files(
         if let Cow::Owned(clean) = redact_for(ctx.profile(), &found.content, Scope::FileRead) {
             found.content = clean;
         }
+        if let Cow::Owned(inert) = common::escape_controls(&found.content) {
+            found.content = inert;
+        }
     }
     out.densify();
     Ok(out)

@@ -601,7 +601,25 @@ fn working_dir(session_cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, Str
 /// line or a block refuses it; a dangerous pattern asks for approval
 /// (`hermes_runtime::approval`), and a refusal is the answer.
 fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
-    match guard::check(command, ctx.profile()) {
+    let verdict = guard::check(command, ctx.profile());
+    // Hard lines first; then the user's deny rules, before anything that
+    // could approve the command (the operator's switch, `approvals.mode:
+    // off`, the allowlist, earlier answers).
+    let refuse_first = match &verdict {
+        Verdict::HardLine(_) | Verdict::Block(_) => None,
+        _ => approval::denied_by_user(ctx, &[command, &guard::normalize(command, ctx.profile())]),
+    };
+    if let Some(refusal) = refuse_first {
+        return Err(refusal);
+    }
+    let verdict = match verdict {
+        // A write to the approvals file approves commands: the user's alone.
+        Verdict::Allow if writes_approvals_file(command, ctx.profile()) => {
+            Verdict::Approve(APPROVALS_FILE_RULE.to_string())
+        }
+        other => other,
+    };
+    match verdict {
         Verdict::Allow => Ok(()),
         Verdict::HardLine(reason) => Err(format!(
             "BLOCKED (hard line): {reason}. The agent never runs this command, not even \
@@ -610,15 +628,38 @@ fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
         )),
         Verdict::Block(reason) => Err(format!(
             "BLOCKED: {reason}. Do not pipe passwords into sudo; if the agent needs sudo, \
-             the user can set SUDO_PASSWORD in the profile's .env, or run the command \
-             themselves."
+             tell the user: they can set it up, or run the command themselves."
         )),
         Verdict::Approve(reason) => approval::request_blocking(
             ctx,
             "terminal",
-            ApprovalNeed::new(reason.clone(), reason).with_detail(command),
+            ApprovalNeed::for_command(reason.clone(), reason, command),
         ),
     }
+}
+
+/// The approval key of a command that names the profile's approvals file
+/// in a writing position.
+const APPROVALS_FILE_RULE: &str = "write to the approval answers of Hermes";
+
+/// Whether `command` (normalized as the command rules read it, so
+/// `"$HERMES_HOME"/approvals.json` and the absolute path alike) names the
+/// profile's approvals file after a redirection or as an argument of a
+/// command that writes files. A second net only: the sandbox keeps the
+/// file out of every command's reach.
+fn writes_approvals_file(command: &str, profile: &hermes_runtime::Profile) -> bool {
+    let text = guard::normalize(command, profile);
+    if !text.contains(approval::ALWAYS_FILE) {
+        return false;
+    }
+    const WRITERS: [&str; 13] = [
+        "tee", "dd", "cp", "mv", "ln", "install", "sed", "rsync", "truncate", "python", "python3",
+        "perl", "ed",
+    ];
+    text.contains('>')
+        || text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| WRITERS.contains(&w))
 }
 
 /// The verdict of the command rules on `command` for `profile`, without
