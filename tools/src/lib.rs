@@ -13,15 +13,18 @@
 //! [`shutdown_background_processes`] (no background command outlives the
 //! agent), [`process_notifications`] (what background commands report:
 //! `notify_on_complete`, `watch_patterns`; drain it) and
-//! [`private_environment`] (first thing in `main`: the agent's environment
-//! out of its commands' reach).
+//! [`sandbox_helper`] then [`private_environment`] (first things in
+//! `main`: the binary serves as the commands' sandbox helper, and the
+//! agent's environment is out of its commands' reach).
 
 pub mod agent_loop;
 pub mod child_env;
 pub mod generated;
 pub mod mcp_client;
 pub mod procs;
+pub mod protected;
 pub mod redact;
+pub mod sandbox;
 mod schema_util;
 
 pub use agent_loop::install_agent_loop_executors;
@@ -38,6 +41,7 @@ pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
 pub use mcp_client::end_profile as end_profile_mcp_servers;
 pub use procs::environ::private_environment;
+pub use sandbox::sandbox_helper;
 pub use procs::notify::{notifications as process_notifications, ProcessNotification};
 
 /// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.

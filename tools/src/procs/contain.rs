@@ -286,12 +286,25 @@ impl CommandCgroup {
     /// moved, and everything it forks after is born inside. Under v2 a
     /// thread cannot leave its process's cgroup: `cgroup.procs` it is.
     pub fn shell_prefix(&self) -> String {
-        let v2 = matches!(containment(), Containment::Cgroup { v2: true, .. });
-        let file = self.dir.join(if v2 { "cgroup.procs" } else { "tasks" });
         format!(
             "echo 0 >{} || exit 125; ",
-            super::shell_quote(&file.to_string_lossy())
+            super::shell_quote(&self.join_file().to_string_lossy())
         )
+    }
+
+    /// The file a process joins this cgroup through: `tasks` under v1
+    /// (one thread, no global lock: see [`Self::shell_prefix`]),
+    /// `cgroup.procs` under v2.
+    pub fn join_file(&self) -> PathBuf {
+        let v2 = matches!(containment(), Containment::Cgroup { v2: true, .. });
+        self.dir.join(if v2 { "cgroup.procs" } else { "tasks" })
+    }
+
+    /// Moves process `pid` (one thread: a shell) into this cgroup; the
+    /// agent does it for a resident shell's subshell, which the sandbox
+    /// keeps from writing cgroup files.
+    pub fn join(&self, pid: i32) -> std::io::Result<()> {
+        std::fs::write(self.join_file(), pid.to_string())
     }
 
     /// The processes in the cgroup now.
