@@ -174,6 +174,9 @@ impl Resident {
 
     fn spawn(key: &Key) -> std::io::Result<Self> {
         let folder = super::OwnDir::create("shell-")?;
+        // The shell opens it once, at its start, and reads it through that
+        // descriptor (`/proc/self/fd/5`: the same file, from its start):
+        // a file renamed over the path later is never read.
         let script_path = folder.0.join("script");
         let script = std::fs::OpenOptions::new()
             .write(true)
@@ -183,10 +186,10 @@ impl Resident {
         let (status, status_write) = std::io::pipe()?;
         let (output, output_write) = std::io::pipe()?;
         let main_loop = format!(
-            "trap : TERM HUP INT QUIT USR1 USR2 ALRM; set -m; \
+            "trap : TERM HUP INT QUIT USR1 USR2 ALRM; set -m; exec 5<{file} || exit 125; \
              while read -r -n1 __hermes_go; do \
-             IFS= read -r -d '' __hermes_s <{file}; \
-             ( eval \"$__hermes_s\" ) 4<&0 </dev/null 3>&2 2>&1; \
+             IFS= read -r -d '' __hermes_s </proc/self/fd/5; \
+             ( eval \"$__hermes_s\" ) 4<&0 5<&- </dev/null 3>&2 2>&1; \
              builtin printf 'S%d\\n' \"$?\" >&2; done",
             file = super::shell_quote(&script_path.to_string_lossy()),
         );

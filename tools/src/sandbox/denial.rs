@@ -19,7 +19,7 @@ const DENIALS: &[&str] = &[
 ];
 
 /// Lines of output looked at, at most (the first ones that match).
-const MAX_LINES: usize = 3;
+const MAX_LINES: usize = 8;
 
 /// The `sandbox` note for a failed command run under `policy` in `cwd`,
 /// when its output shows the sandbox refused something.
@@ -75,7 +75,9 @@ fn candidates(line: &str) -> Vec<String> {
     let fields: Vec<&str> = line.split(": ").map(str::trim).collect();
     if fields.len() > 2 {
         for field in &fields[1..fields.len() - 1] {
-            if looks_like_path(field) && !out.iter().any(|o| o == field) {
+            // A bare name too (`bash: f: Permission denied`).
+            let plain = !field.is_empty() && !field.contains(char::is_whitespace);
+            if plain && field.len() < 4096 && !out.iter().any(|o| o == field) {
                 out.push(field.to_string());
             }
         }
