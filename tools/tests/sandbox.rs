@@ -375,3 +375,55 @@ mod http_sessions {
         child.kill().await.unwrap();
     }
 }
+
+#[test]
+fn as_a_user_the_profile_inside_the_workspace_is_protected_through_a_user_namespace() {
+    if !is_root() || which("setpriv").is_none() {
+        eprintln!("skipped: needs root to start the binary as another user (setpriv)");
+        return;
+    }
+    // A scratch workspace of `nobody`, holding the profile.
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    let profile = work.join("profile");
+    std::fs::create_dir_all(&profile).unwrap();
+    std::fs::write(profile.join("config.yaml"), "terminal:\n  sandbox: workspace-write\n").unwrap();
+    for p in [dir.path(), &work, &profile, &profile.join("config.yaml")] {
+        nix::unistd::chown(p, Some(65534.into()), Some(65534.into())).unwrap();
+    }
+    let command = "echo ok > mine.txt && cat mine.txt; echo bad > profile/config.yaml; exit 1";
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(BIN)
+        .args(["--yolo", "--profile"])
+        .arg(&profile)
+        .args(["call", "terminal", &json!({ "command": command }).to_string()])
+        .env("HOME", &work)
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr))
+    });
+    if v["output"].as_str().is_some_and(|o| o.contains("cannot make a private mount")) {
+        eprintln!("skipped: this kernel gives users no user namespace: {v}");
+        return;
+    }
+    assert!(output(&v).starts_with("ok\n"), "{v}");
+    assert_eq!(
+        std::fs::read_to_string(profile.join("config.yaml")).unwrap(),
+        "terminal:\n  sandbox: workspace-write\n",
+        "{v}"
+    );
+    assert!(note(&v).contains("protected"), "{v}");
+}
+
+fn which(program: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    })
+}

@@ -21,7 +21,9 @@
 //!    root is granted through its entries rather than as a whole (nothing
 //!    new can be made directly in it). `--hide DIR --keep NAME`: an empty
 //!    file system over DIR (the agent's private folder), with only
-//!    DIR/NAME (this command's or this shell's own folder) bound back.
+//!    DIR/NAME (this command's or this shell's own folder) bound back
+//!    (where no mount namespace can be made and nothing else needs one,
+//!    the folder stays visible: Landlock still keeps it unwritable).
 //! 3. `--net loopback`: a network namespace of its own, with `lo` brought
 //!    up over rtnetlink.
 //! 4. Landlock: read and execute everywhere, write only beneath the
@@ -130,10 +132,20 @@ fn apply(r: &Request) -> Result<(), String> {
     let loopback = r.net == "loopback";
     let mut whole_roots: Vec<&Path> = Vec::new();
     let mut by_entries: Vec<&Path> = Vec::new();
-    if !inside.is_empty() || r.hide.is_some() || loopback {
-        enter_namespaces(!inside.is_empty() || r.hide.is_some(), loopback)?;
+    // Required for the protected paths inside a writable root and for
+    // `loopback`; for hiding the private folder only where the kernel
+    // gives one (a user namespace may be disabled for unprivileged users):
+    // without it the other sessions' folders stay visible, never writable.
+    let needed = !inside.is_empty() || loopback;
+    let mut private = false;
+    if needed || r.hide.is_some() {
+        match enter_namespaces(true, loopback) {
+            Ok(()) => private = true,
+            Err(e) if needed => return Err(e),
+            Err(_) => {}
+        }
     }
-    if let Some(dir) = &r.hide {
+    if let (Some(dir), true) = (&r.hide, private) {
         hide(dir, r.keep.as_deref())?;
     }
     for (path, root) in &inside {
