@@ -41,8 +41,8 @@ pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
 pub use mcp_client::end_profile as end_profile_mcp_servers;
 pub use procs::environ::private_environment;
-pub use sandbox::sandbox_helper;
 pub use procs::notify::{notifications as process_notifications, ProcessNotification};
+pub use sandbox::sandbox_helper;
 
 /// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.
 #[doc(hidden)]

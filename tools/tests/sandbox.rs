@@ -61,7 +61,9 @@ fn scratch(config: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::P
 }
 
 fn output(v: &Value) -> &str {
-    v["output"].as_str().unwrap_or_else(|| panic!("no output: {v}"))
+    v["output"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no output: {v}"))
 }
 
 fn note(v: &Value) -> &str {
@@ -117,9 +119,9 @@ fn workspace_write_refuses_ssh_the_profile_and_etc_even_as_root() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let (answer, after) = text.split_once("\n=== ").unwrap_or_else(|| {
-        panic!("{text}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
+    let (answer, after) = text
+        .split_once("\n=== ")
+        .unwrap_or_else(|| panic!("{text}\n{}", String::from_utf8_lossy(&out.stderr)));
     let v: Value = serde_json::from_str(answer.trim()).unwrap_or_else(|e| panic!("{e}: {text}"));
     // The working directory is writable.
     assert!(output(&v).starts_with("ok\n"), "{v}");
@@ -127,9 +129,15 @@ fn workspace_write_refuses_ssh_the_profile_and_etc_even_as_root() {
     // Nothing reached /etc, ~/.ssh or the profile.
     assert!(after.contains("etc: \n"), "{after}");
     assert!(after.contains("ssh: \n"), "{after}");
-    assert!(after.contains("config: terminal:   sandbox: workspace-write"), "{after}");
+    assert!(
+        after.contains("config: terminal:   sandbox: workspace-write"),
+        "{after}"
+    );
     assert!(!after.contains(".env"), "{after}");
-    assert!(after.contains(" prof "), "the profile was not moved away: {after}");
+    assert!(
+        after.contains(" prof "),
+        "the profile was not moved away: {after}"
+    );
     assert!(!after.contains("prof-moved"), "{after}");
     // The model reads which path and which rule.
     let note = note(&v);
@@ -144,23 +152,41 @@ fn workspace_write_refuses_ssh_the_profile_and_etc_even_as_root() {
             .find(path)
             .unwrap_or_else(|| panic!("{path} not named: {note}"));
         let clause = note[at..].split(';').next().unwrap();
-        assert!(clause.contains("protected") && clause.contains(rule), "{path}: {clause}");
+        assert!(
+            clause.contains("protected") && clause.contains(rule),
+            "{path}: {clause}"
+        );
     }
 }
 
 #[test]
 fn read_only_refuses_a_write_in_the_working_directory_and_full_allows_it() {
     let (_dir, work, profile) = scratch("terminal:\n  sandbox: read-only\n");
-    let v = call_in(&work, &profile, json!({"command": "echo x > f && echo wrote"}), &[]);
+    let v = call_in(
+        &work,
+        &profile,
+        json!({"command": "echo x > f && echo wrote"}),
+        &[],
+    );
     assert_ne!(v["exit_code"], 0, "{v}");
     assert!(!work.join("f").exists(), "{v}");
     assert!(note(&v).contains("read-only"), "{v}");
     // /dev/null stays writable, and reading works.
-    let v = call_in(&work, &profile, json!({"command": "echo x > /dev/null && ls / >/dev/null && echo fine"}), &[]);
+    let v = call_in(
+        &work,
+        &profile,
+        json!({"command": "echo x > /dev/null && ls / >/dev/null && echo fine"}),
+        &[],
+    );
     assert_eq!(output(&v).trim(), "fine", "{v}");
 
     std::fs::write(profile.join("config.yaml"), "terminal:\n  sandbox: full\n").unwrap();
-    let v = call_in(&work, &profile, json!({"command": "echo x > f && echo wrote"}), &[]);
+    let v = call_in(
+        &work,
+        &profile,
+        json!({"command": "echo x > f && echo wrote"}),
+        &[],
+    );
     assert_eq!(output(&v).trim(), "wrote", "{v}");
     assert!(work.join("f").exists());
 }
@@ -199,9 +225,13 @@ fn network_off_loopback_and_on() {
     for (mode, host, own, reached) in cases {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
-        let (_dir, work, profile) =
-            scratch(&format!("terminal:\n  sandbox_network: \"{mode}\"\n"));
-        let v = call_in(&work, &profile, json!({"command": network_probe(port)}), &[]);
+        let (_dir, work, profile) = scratch(&format!("terminal:\n  sandbox_network: \"{mode}\"\n"));
+        let v = call_in(
+            &work,
+            &profile,
+            json!({"command": network_probe(port)}),
+            &[],
+        );
         let out = output(&v);
         assert!(out.contains(host), "{mode}: {v}");
         assert!(out.lines().any(|l| l.starts_with(own)), "{mode}: {v}");
@@ -216,7 +246,10 @@ fn without_landlock_a_sandboxed_mode_refuses_unless_the_fallback_allows() {
     let (_dir, work, profile) = scratch("terminal:\n  sandbox: workspace-write\n");
     let v = call_in(&work, &profile, json!({"command": "touch ran"}), &knob);
     let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
-    assert!(error.contains("Landlock") && error.contains("sandbox_fallback"), "{v}");
+    assert!(
+        error.contains("Landlock") && error.contains("sandbox_fallback"),
+        "{v}"
+    );
     assert!(!work.join("ran").exists());
 
     std::fs::write(
@@ -261,7 +294,10 @@ fn one_escalation_runs_one_command_outside_and_the_next_is_sandboxed_again() {
     // Approved once: it ran again, outside.
     let v = run("echo one > a.txt");
     assert_eq!(v["exit_code"], 0, "{v}");
-    assert_eq!(std::fs::read_to_string(work.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(work.join("a.txt")).unwrap(),
+        "one\n"
+    );
     assert!(note(&v).contains("approved"), "{v}");
     // The next one is sandboxed again, and a refusal leaves its result.
     let v = run("echo two > b.txt");
@@ -274,7 +310,11 @@ fn one_escalation_runs_one_command_outside_and_the_next_is_sandboxed_again() {
     for (req, command) in asked.iter().zip(["a.txt", "b.txt"]) {
         assert_eq!(req.key, hermes_tools::sandbox::ESCALATION_KEY);
         assert!(req.detail.contains(command), "{:?}", req.detail);
-        assert!(req.reason.contains("protected paths"), "says what it lifts: {}", req.reason);
+        assert!(
+            req.reason.contains("protected paths"),
+            "says what it lifts: {}",
+            req.reason
+        );
     }
 }
 
@@ -312,7 +352,14 @@ mod http_sessions {
         let dir = tempfile::tempdir().unwrap();
         let profile = tempfile::tempdir().unwrap();
         let mut child = tokio::process::Command::new(BIN)
-            .args(["--yolo", "serve", "--mcp", "--http", "127.0.0.1:0", "--profile"])
+            .args([
+                "--yolo",
+                "serve",
+                "--mcp",
+                "--http",
+                "127.0.0.1:0",
+                "--profile",
+            ])
             .arg(profile.path())
             .env("HERMES_MCP_TOKEN", TOKEN)
             .current_dir(dir.path())
@@ -387,7 +434,11 @@ fn as_a_user_the_profile_inside_the_workspace_is_protected_through_a_user_namesp
     let work = dir.path().join("work");
     let profile = work.join("profile");
     std::fs::create_dir_all(&profile).unwrap();
-    std::fs::write(profile.join("config.yaml"), "terminal:\n  sandbox: workspace-write\n").unwrap();
+    std::fs::write(
+        profile.join("config.yaml"),
+        "terminal:\n  sandbox: workspace-write\n",
+    )
+    .unwrap();
     for p in [dir.path(), &work, &profile, &profile.join("config.yaml")] {
         nix::unistd::chown(p, Some(65534.into()), Some(65534.into())).unwrap();
     }
@@ -397,17 +448,23 @@ fn as_a_user_the_profile_inside_the_workspace_is_protected_through_a_user_namesp
         .arg(BIN)
         .args(["--yolo", "--profile"])
         .arg(&profile)
-        .args(["call", "terminal", &json!({ "command": command }).to_string()])
+        .args([
+            "call",
+            "terminal",
+            &json!({ "command": command }).to_string(),
+        ])
         .env("HOME", &work)
         .current_dir(&work)
         .stdin(Stdio::null())
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let v: Value = serde_json::from_str(text.trim()).unwrap_or_else(|e| {
-        panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
-    if v["output"].as_str().is_some_and(|o| o.contains("cannot make a private mount")) {
+    let v: Value = serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    if v["output"]
+        .as_str()
+        .is_some_and(|o| o.contains("cannot make a private mount"))
+    {
         eprintln!("skipped: this kernel gives users no user namespace: {v}");
         return;
     }
@@ -426,4 +483,67 @@ fn which(program: &str) -> Option<std::path::PathBuf> {
             .map(|d| d.join(program))
             .find(|p| p.is_file())
     })
+}
+
+/// `hermes-tools --profile PROFILE config ARGS`: its stdout.
+fn config(profile: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--profile")
+        .arg(profile)
+        .arg("config")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn shown_line<'a>(show: &'a str, key: &str) -> &'a str {
+    show.lines()
+        .find(|l| l.strip_prefix(key).is_some_and(|r| r.starts_with("  ")))
+        .unwrap_or_else(|| panic!("no {key} in {show}"))
+}
+
+#[test]
+fn config_shows_and_checks_the_sandbox_keys() {
+    let (_dir, _work, profile) = scratch("");
+    let show = config(&profile, &["show"]);
+    for (key, value) in [
+        ("terminal.sandbox", "workspace-write"),
+        ("terminal.sandbox_network", "on"),
+        ("terminal.sandbox_writable_roots", "[]"),
+        ("terminal.sandbox_fallback", "refuse"),
+    ] {
+        let line = shown_line(&show, key);
+        assert!(
+            line.contains(value) && line.ends_with("(default)"),
+            "{line}"
+        );
+    }
+    std::fs::write(
+        profile.join("config.yaml"),
+        "terminal:\n  sandbox: danger-full-access\n  sandbox_network: off\n  \
+         sandbox_writable_roots: [/srv/data, relative/dir]\n  sandbox_fallback: maybe\n",
+    )
+    .unwrap();
+    let show = config(&profile, &["show"]);
+    assert!(
+        shown_line(&show, "terminal.sandbox").contains("full"),
+        "{show}"
+    );
+    // A bare `off` is YAML's false: the network is off.
+    assert!(
+        shown_line(&show, "terminal.sandbox_network").contains("off"),
+        "{show}"
+    );
+    assert!(
+        shown_line(&show, "terminal.sandbox_writable_roots").contains("[/srv/data]"),
+        "{show}"
+    );
+    let check = config(&profile, &["check"]);
+    assert!(
+        check.contains("terminal.sandbox_writable_roots[1]"),
+        "{check}"
+    );
+    assert!(check.contains("terminal.sandbox_fallback"), "{check}");
 }

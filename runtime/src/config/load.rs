@@ -11,8 +11,9 @@ use super::known::{
 };
 use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
 use super::{
-    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig, SandboxFallback, SandboxMode, SandboxNetwork, Setting,
-    Severity, Source, SslVerify, ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
+    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig,
+    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
+    ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
 };
 use crate::Profile;
 
@@ -673,8 +674,10 @@ fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
                         .filter_map(|(i, text)| {
                             let text = text.trim();
                             let path = match text.strip_prefix("~/") {
-                                Some(rest) => std::env::var_os("HOME")
-                                    .map_or_else(|| PathBuf::from(text), |h| PathBuf::from(h).join(rest)),
+                                Some(rest) => std::env::var_os("HOME").map_or_else(
+                                    || PathBuf::from(text),
+                                    |h| PathBuf::from(h).join(rest),
+                                ),
                                 None => PathBuf::from(text),
                             };
                             if path.is_absolute() {

@@ -503,10 +503,7 @@ impl Drop for OwnDir {
 /// (`session::wrap` writes to `"$__hermes_state"`).
 fn state_assignment(file: Option<&Path>) -> String {
     file.map_or_else(String::new, |f| {
-        format!(
-            "__hermes_state={}; ",
-            shell_quote(&f.to_string_lossy())
-        )
+        format!("__hermes_state={}; ", shell_quote(&f.to_string_lossy()))
     })
 }
 
@@ -722,7 +719,10 @@ pub fn spawn_with(
         state_assignment(state_file.as_deref())
     );
     let helper: Vec<std::ffi::OsString> = sandbox.map_or_else(Vec::new, |p| {
-        p.helper_command(join_file.as_deref(), own_dir.as_ref().map(|d| d.0.as_path()))
+        p.helper_command(
+            join_file.as_deref(),
+            own_dir.as_ref().map(|d| d.0.as_path()),
+        )
     });
 
     let (child, reader, input): (std::process::Child, OutputReader, Option<Input>) = if options.pty

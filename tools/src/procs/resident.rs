@@ -193,9 +193,10 @@ impl Resident {
              builtin printf 'S%d\\n' \"$?\" >&2; done",
             file = super::shell_quote(&script_path.to_string_lossy()),
         );
-        let helper = key.sandbox.as_deref().map_or_else(Vec::new, |p| {
-            p.helper_command(None, Some(&folder.0))
-        });
+        let helper = key
+            .sandbox
+            .as_deref()
+            .map_or_else(Vec::new, |p| p.helper_command(None, Some(&folder.0)));
         let mut cmd = super::shell_command(own_env(), key.user_namespace, &helper, &main_loop)?;
         cmd.current_dir("/")
             .stdin(control_read)

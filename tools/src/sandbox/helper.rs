@@ -109,7 +109,10 @@ fn parse(args: Vec<OsString>) -> Result<Request, String> {
         return Err("no program to run".into());
     }
     if !matches!(request.net.as_str(), "off" | "loopback" | "on") {
-        return Err(format!("--net must be off, loopback or on, not {:?}", request.net));
+        return Err(format!(
+            "--net must be off, loopback or on, not {:?}",
+            request.net
+        ));
     }
     Ok(request)
 }
@@ -413,7 +416,9 @@ fn landlock(
         } else {
             all & AccessFs::from_file(abi)
         };
-        created.add_rule(PathBeneath::new(fd, access)).map_err(failed)
+        created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(failed)
     };
     for device in DEVICES {
         created = grant(created, Path::new(device))?;
@@ -422,8 +427,8 @@ fn landlock(
         created = grant(created, root)?;
     }
     for root in by_entries {
-        let entries = std::fs::read_dir(root)
-            .map_err(|e| format!("cannot list {}: {e}", root.display()))?;
+        let entries =
+            std::fs::read_dir(root).map_err(|e| format!("cannot list {}: {e}", root.display()))?;
         for entry in entries.flatten() {
             let path = entry.path();
             let blocked = protected
@@ -444,8 +449,8 @@ fn landlock(
 /// Refuses every socket family but `AF_UNIX`, and io_uring.
 fn seccomp_unix_only() -> Result<(), String> {
     use seccompiler::{
-        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
-        SeccompFilter, SeccompRule, TargetArch,
+        BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
     };
     let failed = |e: &dyn std::fmt::Display| format!("cannot apply the seccomp filter: {e}");
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(|e| failed(&e))?;
@@ -503,7 +508,12 @@ pub fn landlock_supported() -> bool {
 /// apart (ABI 7 added only logging flags: it reports as 6).
 pub fn landlock_abi() -> Option<u8> {
     let hard = || Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
-    let fs = |abi| hard().handle_access(AccessFs::from_all(abi)).and_then(|r| r.create()).is_ok();
+    let fs = |abi| {
+        hard()
+            .handle_access(AccessFs::from_all(abi))
+            .and_then(|r| r.create())
+            .is_ok()
+    };
     if !fs(ABI::V1) {
         return None;
     }

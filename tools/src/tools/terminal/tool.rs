@@ -250,7 +250,9 @@ fn escalate(
         Ok(()) => {
             let mut out = run_foreground(ctx, start, command, cwd, secs, pty, None)?;
             out.note = join_notes([
-                Some(format!("{denial}; approved: it ran again outside the sandbox")),
+                Some(format!(
+                    "{denial}; approved: it ran again outside the sandbox"
+                )),
                 out.note,
             ]);
             Ok(out)
