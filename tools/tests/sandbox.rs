@@ -349,8 +349,21 @@ mod http_sessions {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_session_cannot_reach_another_sessions_shell_files() {
+        two_sessions("", true).await;
+    }
+
+    /// The attack without the sandbox: a file renamed over another
+    /// session's resident script is never read (the shell reads the one it
+    /// opened at its start).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unsandboxed_a_script_renamed_over_is_never_run() {
+        two_sessions("terminal:\n  sandbox: full\n", false).await;
+    }
+
+    async fn two_sessions(config: &str, sandboxed: bool) {
         let dir = tempfile::tempdir().unwrap();
         let profile = tempfile::tempdir().unwrap();
+        std::fs::write(profile.path().join("config.yaml"), config).unwrap();
         let mut child = tokio::process::Command::new(BIN)
             .args([
                 "--yolo",
@@ -407,8 +420,13 @@ mod http_sessions {
             let v = call(&a, &attack).await;
             let out = output(&v);
             assert!(out.contains("a-done"), "{v}");
-            // It sees one folder: its own shell's (its command runs there).
-            assert!(out.contains("seen: 1"), "{v}");
+            if sandboxed {
+                // It sees one folder: its own shell's (its command runs there).
+                assert!(out.contains("seen: 1"), "{v}");
+            } else {
+                // It sees and replaces B's script too.
+                assert!(out.contains("seen: 2") && out.matches("replaced").count() == 2, "{v}");
+            }
             // B's commands, exports and output are B's.
             let v = call(&b, "echo \"[$B_SECRET]\"").await;
             assert_eq!(output(&v).trim(), "[bee]", "{v}");
