@@ -142,7 +142,7 @@ fn apply(r: &Request) -> Result<(), String> {
     let needed = !inside.is_empty() || loopback;
     let mut private = false;
     if needed || r.hide.is_some() {
-        match enter_namespaces(true, loopback) {
+        match enter_namespaces(loopback) {
             Ok(()) => private = true,
             Err(e) if needed => return Err(e),
             Err(_) => {}
@@ -173,12 +173,9 @@ fn apply(r: &Request) -> Result<(), String> {
 
 /// A private mount namespace (and a network one): as root directly, else
 /// in a user namespace of its own that maps the caller to itself.
-fn enter_namespaces(mounts: bool, network: bool) -> Result<(), String> {
+fn enter_namespaces(network: bool) -> Result<(), String> {
     use nix::sched::{unshare, CloneFlags};
-    let mut flags = CloneFlags::empty();
-    if mounts {
-        flags |= CloneFlags::CLONE_NEWNS;
-    }
+    let mut flags = CloneFlags::CLONE_NEWNS;
     if network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
@@ -194,19 +191,16 @@ fn enter_namespaces(mounts: bool, network: bool) -> Result<(), String> {
         write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
         write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
     }
-    if mounts {
-        use nix::mount::{mount, MsFlags};
-        // Nothing mounted below reaches the machine's namespace.
-        mount(
-            None::<&str>,
-            "/",
-            None::<&str>,
-            MsFlags::MS_REC | MsFlags::MS_PRIVATE,
-            None::<&str>,
-        )
-        .map_err(|e| format!("cannot make the mount namespace private: {e}"))?;
-    }
-    Ok(())
+    use nix::mount::{mount, MsFlags};
+    // Nothing mounted below reaches the machine's namespace.
+    mount(
+        None::<&str>,
+        "/",
+        None::<&str>,
+        MsFlags::MS_REC | MsFlags::MS_PRIVATE,
+        None::<&str>,
+    )
+    .map_err(|e| format!("cannot make the mount namespace private: {e}"))
 }
 
 /// The mount flags a read-only remount must keep (a user namespace may
