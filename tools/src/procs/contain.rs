@@ -25,8 +25,9 @@
 //! its own when the agent can create one (cgroup v2 with the `pids`
 //! controller delegated to the agent's cgroup, or a writable cgroup v1
 //! `pids` hierarchy, as for root on most machines). The shell moves itself
-//! into it before the first line of the command runs, so every process the
-//! command starts is a member, whatever its session or process group, and
+//! into it before the first line of the command runs (a sandboxed shell's
+//! helper does it for it; for a resident shell's subshell the agent
+//! does), so every process the command starts is a member, whatever its session or process group, and
 //! `pids.max` bounds their number (processes and threads). Without a cgroup
 //! a non-root agent bounds the command with `RLIMIT_NPROC` (`ulimit -u`),
 //! which the kernel counts per user: every process and thread of the

@@ -14,9 +14,12 @@
 //! ends with the command.
 //!
 //! The resident shell reads a one-byte signal on its stdin, then the
-//! command's script from its private file, and reports on its stderr, one
-//! line each: `P<pid>` (the subshell is started; from the subshell
-//! itself) and `S<status>` (it ended: `$?`, 128 + N for signal N). Other
+//! command's script from the file in its own folder (through the
+//! descriptor it opened at its start, so a file renamed over the path is
+//! never read), and reports on its stderr, one line each: `P<pid>` (the
+//! subshell is started; from the subshell itself, which then waits for a
+//! second byte while the agent moves it into the command's cgroup) and
+//! `S<status>` (it ended: `$?`, 128 + N for signal N). Other
 //! lines there (bash's own job messages, "Terminated") are skipped. It
 //! runs with job control (`set -m`), so every subshell leads a process
 //! group of its own, and it ignores nothing but keeps `:` traps on the
@@ -24,8 +27,10 @@
 //! shell's pid in a subshell) does not end it, while the command itself
 //! gets default dispositions, as `bash -c` would.
 //!
-//! A resident shell serves one command at a time; concurrent commands take
-//! other ones. It goes back to the pool only when its command ended, was
+//! A resident shell serves one command at a time, of one terminal session
+//! under one sandbox ([`Key`]; a sandboxed one is started under the
+//! sandbox helper, so what it forks is already sandboxed); concurrent
+//! commands take other ones. It goes back to the pool only when its command ended, was
 //! reported, and left nothing in its cgroup (so nothing of it can write to
 //! the shared output pipe any more); otherwise it is killed. Idle ones
 //! beyond [`MAX_IDLE`] are killed, and all of them end with the agent
