@@ -223,8 +223,8 @@ fn join_notes<const N: usize>(notes: [Option<String>; N]) -> Option<String> {
 /// After the sandbox refused something (`denial`, the `sandbox` note):
 /// asks whether this one command may run again outside the sandbox. An
 /// approval re-runs it unsandboxed; anything else (a refusal, no one to
-/// ask, approvals switched off by yolo) leaves the sandboxed result, with
-/// the note. Never without an answer.
+/// ask, approvals switched off by yolo or `approvals.mode: off`) leaves
+/// the sandboxed result, with the note. Never without an answer.
 #[allow(clippy::too_many_arguments)]
 fn escalate(
     ctx: &ToolContext,
@@ -236,7 +236,10 @@ fn escalate(
     mut sandboxed: TerminalOutput,
     denial: String,
 ) -> Result<TerminalOutput, String> {
-    if approval::yolo() {
+    let never_ask = approval::yolo()
+        || ctx.profile().config().approvals.mode.value
+            == hermes_runtime::config::ApprovalMode::Off;
+    if never_ask {
         sandboxed.note = join_notes([sandboxed.note, Some(denial)]);
         return Ok(sandboxed);
     }
