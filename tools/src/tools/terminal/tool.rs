@@ -237,8 +237,7 @@ fn escalate(
     denial: String,
 ) -> Result<TerminalOutput, String> {
     let never_ask = approval::yolo()
-        || ctx.profile().config().approvals.mode.value
-            == hermes_runtime::config::ApprovalMode::Off;
+        || ctx.profile().config().approvals.mode.value == hermes_runtime::config::ApprovalMode::Off;
     if never_ask {
         sandboxed.note = join_notes([sandboxed.note, Some(denial)]);
         return Ok(sandboxed);
