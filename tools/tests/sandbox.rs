@@ -263,9 +263,47 @@ fn without_landlock_a_sandboxed_mode_refuses_unless_the_fallback_allows() {
     assert!(note(&v).contains("without the sandbox"), "{v}");
 }
 
+/// The approval callback is process-wide: tests that install one hold this.
+static CALLBACK: Mutex<()> = Mutex::new(());
+
+#[test]
+fn with_approvals_off_a_refused_command_is_not_escalated() {
+    let _serial = CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = hermes_tools::sandbox::set_helper_program(BIN);
+    let (_dir, work, profile) =
+        scratch("terminal:\n  sandbox: read-only\napprovals:\n  mode: \"off\"\n");
+    let asked = Arc::new(Mutex::new(0));
+    let count = asked.clone();
+    let cb: ApprovalCallback = Arc::new(move |_req: ApprovalRequest| {
+        *count.lock().unwrap() += 1;
+        Box::pin(async { ApprovalAnswer::Once })
+    });
+    approval::set_approval_callback(cb);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new(Profile::new(&profile), &work).with_task_id("t-off");
+    let out = rt.block_on(hermes_tools::registry().dispatch(
+        "terminal",
+        json!({ "command": "echo x > f" }),
+        &ctx,
+    ));
+    approval::clear_approval_callback();
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(!work.join("f").exists(), "{v}");
+    assert!(note(&v).contains("read-only"), "{v}");
+    assert_eq!(
+        *asked.lock().unwrap(),
+        0,
+        "never asked to leave the sandbox"
+    );
+}
+
 #[test]
 fn one_escalation_runs_one_command_outside_and_the_next_is_sandboxed_again() {
-    assert!(hermes_tools::sandbox::set_helper_program(BIN));
+    let _serial = CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
+    let _ = hermes_tools::sandbox::set_helper_program(BIN);
     approval::set_yolo(false);
     let (_dir, work, profile) = scratch("terminal:\n  sandbox: read-only\n");
     let asked: Arc<Mutex<Vec<ApprovalRequest>>> = Arc::default();
