@@ -603,3 +603,23 @@ fn config_shows_and_checks_the_sandbox_keys() {
     );
     assert!(check.contains("terminal.sandbox_fallback"), "{check}");
 }
+
+#[test]
+fn with_the_profile_as_the_workspace_only_its_policy_files_are_read_only() {
+    // The profile folder is the workspace: its config.yaml is protected,
+    // the rest of it is writable.
+    let (_dir, _work, profile) = scratch("terminal:\n  sandbox: workspace-write\n");
+    let v = call_in(
+        &profile,
+        &profile,
+        json!({"command": "echo x > other.txt; echo bad > config.yaml; exit 1"}),
+        &[],
+    );
+    assert!(profile.join("other.txt").exists(), "{v}");
+    assert_eq!(
+        std::fs::read_to_string(profile.join("config.yaml")).unwrap(),
+        "terminal:\n  sandbox: workspace-write\n",
+        "{v}"
+    );
+    assert!(note(&v).contains("protected"), "{v}");
+}

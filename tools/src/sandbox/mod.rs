@@ -183,10 +183,13 @@ pub fn decide(ctx: &ToolContext, env: &ChildEnv) -> Result<Decision, String> {
             }
         }
     }
-    let protected = crate::protected::write_protected(ctx.profile())
+    let protected: Vec<(PathBuf, String)> = crate::protected::write_protected(ctx.profile())
         .into_iter()
         .map(|p| (real(&p.path).unwrap_or(p.path), p.rule))
         .collect();
+    // A root inside a protected path (a workspace in `/etc` or `~/.ssh`)
+    // is no writable root: the protected path wins.
+    writable.retain(|root| !protected.iter().any(|(p, _)| root.starts_with(p)));
     Ok(Decision::Sandboxed(Arc::new(Policy {
         mode,
         network: t.sandbox_network.value,
