@@ -7,7 +7,12 @@
 //!
 //! After divan's table, each ratio is measured paired (`paired/mod.rs`):
 //! short alternating batches of the two sides, one ratio per pair. The
-//! goal for `terminal / sh -c true` is at most 1.5x.
+//! goal for `terminal / sh -c true` is at most 1.5x, and for a sandboxed
+//! call (the default `workspace-write`) against an unsandboxed one
+//! (`terminal.sandbox: full`) at most 1.5x.
+//!
+//! This `main` calls `hermes_tools::sandbox_helper()` first, as an agent's
+//! does: the bench's own binary is its commands' sandbox helper.
 //!
 //! Run: `cargo bench -p hermes-tests --bench terminal`.
 
@@ -20,6 +25,7 @@ use paired::{batch_ns, paired};
 mod paired;
 
 fn main() {
+    hermes_tools::sandbox_helper();
     divan::main();
     paired_ratio();
 }
@@ -32,8 +38,15 @@ struct Terminal {
 }
 
 impl Terminal {
+    /// Under the default sandbox.
     fn new() -> Self {
+        Self::with_config("")
+    }
+
+    /// With `config` as the profile's config.yaml.
+    fn with_config(config: &str) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.path().join("config.yaml"), config).unwrap_or_else(|e| panic!("{e}"));
         let ctx = ToolContext::new(Profile::new(dir.path()), dir.path());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -55,7 +68,7 @@ impl Terminal {
                 black_box(r#"{"command": "true"}"#),
                 &self.ctx,
             ));
-        debug_assert!(out.contains("\"exit_code\":0"), "{out}");
+        assert!(out.contains("\"exit_code\":0"), "{out}");
         out
     }
 }
@@ -77,6 +90,12 @@ fn terminal_true(bencher: Bencher) {
 }
 
 #[divan::bench(sample_count = 40)]
+fn terminal_true_unsandboxed(bencher: Bencher) {
+    let t = Terminal::with_config("terminal:\n  sandbox: full\n");
+    bencher.bench_local(|| t.call());
+}
+
+#[divan::bench(sample_count = 40)]
 fn sh_c_true(bencher: Bencher) {
     bencher.bench_local(|| direct("/bin/sh"));
 }
@@ -91,10 +110,18 @@ const CALLS: u32 = 4;
 
 fn paired_ratio() {
     let t = Terminal::new();
+    let full = Terminal::with_config("terminal:\n  sandbox: full\n");
     let mut terminal = |n| batch_ns(n, || (), |()| t.call());
+    let mut unsandboxed = |n| batch_ns(n, || (), |()| full.call());
     let mut sh = |n| batch_ns(n, || (), |()| direct("/bin/sh"));
     let mut bash = |n| batch_ns(n, || (), |()| direct("/bin/bash"));
     println!();
+    paired(
+        "terminal true sandboxed / unsandboxed",
+        CALLS,
+        &mut terminal,
+        &mut unsandboxed,
+    );
     paired("terminal true / sh -c true", CALLS, &mut terminal, &mut sh);
     paired(
         "terminal true / bash -c true",

@@ -13,8 +13,9 @@
 //! [`shutdown_background_processes`] (no background command outlives the
 //! agent), [`process_notifications`] (what background commands report:
 //! `notify_on_complete`, `watch_patterns`; drain it) and
-//! [`private_environment`] (first thing in `main`: the agent's environment
-//! out of its commands' reach).
+//! [`sandbox_helper`] then [`private_environment`] (first things in
+//! `main`: the binary serves as the commands' sandbox helper, and the
+//! agent's environment is out of its commands' reach).
 
 pub mod agent_loop;
 pub mod child_env;
@@ -23,6 +24,7 @@ pub mod mcp_client;
 pub mod procs;
 pub mod protected;
 pub mod redact;
+pub mod sandbox;
 mod schema_util;
 
 pub use agent_loop::install_agent_loop_executors;
@@ -40,6 +42,7 @@ pub use hermes_runtime::{Registry, ToolContext};
 pub use mcp_client::end_profile as end_profile_mcp_servers;
 pub use procs::environ::private_environment;
 pub use procs::notify::{notifications as process_notifications, ProcessNotification};
+pub use sandbox::sandbox_helper;
 
 /// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.
 #[doc(hidden)]

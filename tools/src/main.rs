@@ -124,7 +124,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // First, before any thread: the environment leaves the initial block
+    // First of all: started as a command's sandbox helper (`hermes-tools
+    // __sandbox ...`), this applies the rules and execs the command.
+    hermes_tools::sandbox_helper();
+    // Then, before any thread: the environment leaves the initial block
     // that `/proc/PID/environ` shows (this re-executes the binary once).
     let private_env = hermes_tools::procs::environ::private_environment();
     // The runtime's and the tools' warnings (a panicking hook, an abandoned

@@ -57,6 +57,9 @@ fn profile_dir(arg: Option<PathBuf>) -> PathBuf {
 }
 
 fn main() -> ExitCode {
+    // First of all: this binary is its commands' sandbox helper (started as
+    // `agent __sandbox ...` it applies the rules and execs the command).
+    hermes_tools::sandbox_helper();
     let cli = Cli::parse();
     let registry = match hermes_example_agent::registry() {
         Ok(r) => Arc::new(r),

@@ -11,8 +11,9 @@ use super::known::{
 };
 use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
 use super::{
-    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig, Setting,
-    Severity, Source, SslVerify, ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
+    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig,
+    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
+    ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
 };
 use crate::Profile;
 
@@ -596,6 +597,10 @@ fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
         "cwd",
         "daemon_term_grace_seconds",
         "env_passthrough",
+        "sandbox",
+        "sandbox_network",
+        "sandbox_writable_roots",
+        "sandbox_fallback",
     ];
     let Some(entries) = r.mapping("terminal", node) else {
         return;
@@ -650,6 +655,78 @@ fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
                         .collect()
                 });
                 set(&mut t.env_passthrough, value, v.pos);
+            }
+            "sandbox" => {
+                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+                let mode = match text.as_deref() {
+                    Some("read-only") => Some(SandboxMode::ReadOnly),
+                    Some("workspace-write") => Some(SandboxMode::WorkspaceWrite),
+                    // codex's name for the same choice.
+                    Some("full" | "danger-full-access") => Some(SandboxMode::Full),
+                    _ => None,
+                };
+                if mode.is_none() {
+                    r.expected(&key, v, "read-only, workspace-write or full");
+                }
+                set(&mut t.sandbox, mode, v.pos);
+            }
+            "sandbox_network" => {
+                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+                let plain = matches!(&v.kind, Kind::Scalar { plain: true, .. });
+                let network = match text.as_deref() {
+                    Some("off") => Some(SandboxNetwork::Off),
+                    Some("loopback") => Some(SandboxNetwork::Loopback),
+                    Some("on") => Some(SandboxNetwork::On),
+                    // YAML 1.1 reads a bare `off` / `on` as booleans.
+                    Some(t) if plain && parse_bool(t) == Some(false) => Some(SandboxNetwork::Off),
+                    Some(t) if plain && parse_bool(t) == Some(true) => Some(SandboxNetwork::On),
+                    _ => None,
+                };
+                if network.is_none() {
+                    r.expected(&key, v, "off, loopback or on");
+                }
+                set(&mut t.sandbox_network, network, v.pos);
+            }
+            "sandbox_writable_roots" => {
+                let value = r.strings(&key, v).map(|roots| {
+                    roots
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(|(i, text)| {
+                            let text = text.trim();
+                            let path = match text.strip_prefix("~/") {
+                                Some(rest) => std::env::var_os("HOME").map_or_else(
+                                    || PathBuf::from(text),
+                                    |h| PathBuf::from(h).join(rest),
+                                ),
+                                None => PathBuf::from(text),
+                            };
+                            if path.is_absolute() {
+                                Some(path)
+                            } else {
+                                r.error(
+                                    &format!("{key}[{i}]"),
+                                    v.pos,
+                                    format!("`{text}` is not an absolute path (or ~/...)"),
+                                );
+                                None
+                            }
+                        })
+                        .collect()
+                });
+                set(&mut t.sandbox_writable_roots, value, v.pos);
+            }
+            "sandbox_fallback" => {
+                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+                let fallback = match text.as_deref() {
+                    Some("refuse") => Some(SandboxFallback::Refuse),
+                    Some("unsandboxed") => Some(SandboxFallback::Unsandboxed),
+                    _ => None,
+                };
+                if fallback.is_none() {
+                    r.expected(&key, v, "refuse or unsandboxed");
+                }
+                set(&mut t.sandbox_fallback, fallback, v.pos);
             }
             other => r.unknown_value("terminal", other, v, pos, READ, REFERENCE_TERMINAL),
         }

@@ -182,6 +182,80 @@ pub struct Terminal {
     pub daemon_term_grace_seconds: Setting<f64>,
     /// Variables of the agent's own environment passed to commands.
     pub env_passthrough: Setting<Vec<String>>,
+    /// `terminal.sandbox`: what commands may write.
+    pub sandbox: Setting<SandboxMode>,
+    /// `terminal.sandbox_network`: what commands may reach.
+    pub sandbox_network: Setting<SandboxNetwork>,
+    /// `terminal.sandbox_writable_roots`: folders writable beside the
+    /// working directory and the temporary folder (`workspace-write`).
+    pub sandbox_writable_roots: Setting<Vec<PathBuf>>,
+    /// `terminal.sandbox_fallback`: what a sandboxed mode does on a kernel
+    /// without Landlock.
+    pub sandbox_fallback: Setting<SandboxFallback>,
+}
+
+/// `terminal.sandbox`: what a command may write (docs/terminal.md#sandbox).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxMode {
+    /// Nothing but the devices every program writes (`/dev/null`, the terminal).
+    ReadOnly,
+    /// The workspace, the temporary folder and the configured roots;
+    /// protected paths never.
+    WorkspaceWrite,
+    /// No sandbox (explicit opt-in; codex's `danger-full-access`).
+    Full,
+}
+
+impl SandboxMode {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::Full => "full",
+        }
+    }
+}
+
+/// `terminal.sandbox_network`: what a sandboxed command may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxNetwork {
+    /// Unix sockets only.
+    Off,
+    /// A network of its own with only a loopback interface.
+    Loopback,
+    /// The machine's network.
+    On,
+}
+
+impl SandboxNetwork {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxNetwork::Off => "off",
+            SandboxNetwork::Loopback => "loopback",
+            SandboxNetwork::On => "on",
+        }
+    }
+}
+
+/// `terminal.sandbox_fallback`: a sandboxed mode on a kernel without Landlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxFallback {
+    /// The command is refused with the reason (the default).
+    Refuse,
+    /// The command runs without the sandbox, with a note.
+    Unsandboxed,
+}
+
+impl SandboxFallback {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxFallback::Refuse => "refuse",
+            SandboxFallback::Unsandboxed => "unsandboxed",
+        }
+    }
 }
 
 /// `security.website_blocklist`.
@@ -337,6 +411,10 @@ impl ProfileConfig {
                 cwd: Setting::default(None),
                 daemon_term_grace_seconds: Setting::default(2.0),
                 env_passthrough: Setting::default(Vec::new()),
+                sandbox: Setting::default(SandboxMode::WorkspaceWrite),
+                sandbox_network: Setting::default(SandboxNetwork::On),
+                sandbox_writable_roots: Setting::default(Vec::new()),
+                sandbox_fallback: Setting::default(SandboxFallback::Refuse),
             },
             security: Security {
                 allow_private_urls: Setting::default(false),
@@ -498,6 +576,37 @@ impl ProfileConfig {
             shown(&term.daemon_term_grace_seconds),
         );
         put("terminal.env_passthrough", listed(&term.env_passthrough));
+        put(
+            "terminal.sandbox",
+            (term.sandbox.value.as_str().into(), &term.sandbox.source),
+        );
+        put(
+            "terminal.sandbox_network",
+            (
+                term.sandbox_network.value.as_str().into(),
+                &term.sandbox_network.source,
+            ),
+        );
+        let roots: Vec<String> = term
+            .sandbox_writable_roots
+            .value
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        put(
+            "terminal.sandbox_writable_roots",
+            (
+                format!("[{}]", roots.join(", ")),
+                &term.sandbox_writable_roots.source,
+            ),
+        );
+        put(
+            "terminal.sandbox_fallback",
+            (
+                term.sandbox_fallback.value.as_str().into(),
+                &term.sandbox_fallback.source,
+            ),
+        );
         let sec = &self.security;
         put(
             "security.allow_private_urls",

@@ -25,8 +25,9 @@
 //! its own when the agent can create one (cgroup v2 with the `pids`
 //! controller delegated to the agent's cgroup, or a writable cgroup v1
 //! `pids` hierarchy, as for root on most machines). The shell moves itself
-//! into it before the first line of the command runs, so every process the
-//! command starts is a member, whatever its session or process group, and
+//! into it before the first line of the command runs (a sandboxed shell's
+//! helper does it for it; for a resident shell's subshell the agent
+//! does), so every process the command starts is a member, whatever its session or process group, and
 //! `pids.max` bounds their number (processes and threads). Without a cgroup
 //! a non-root agent bounds the command with `RLIMIT_NPROC` (`ulimit -u`),
 //! which the kernel counts per user: every process and thread of the
@@ -286,12 +287,25 @@ impl CommandCgroup {
     /// moved, and everything it forks after is born inside. Under v2 a
     /// thread cannot leave its process's cgroup: `cgroup.procs` it is.
     pub fn shell_prefix(&self) -> String {
-        let v2 = matches!(containment(), Containment::Cgroup { v2: true, .. });
-        let file = self.dir.join(if v2 { "cgroup.procs" } else { "tasks" });
         format!(
             "echo 0 >{} || exit 125; ",
-            super::shell_quote(&file.to_string_lossy())
+            super::shell_quote(&self.join_file().to_string_lossy())
         )
+    }
+
+    /// The file a process joins this cgroup through: `tasks` under v1
+    /// (one thread, no global lock: see [`Self::shell_prefix`]),
+    /// `cgroup.procs` under v2.
+    pub fn join_file(&self) -> PathBuf {
+        let v2 = matches!(containment(), Containment::Cgroup { v2: true, .. });
+        self.dir.join(if v2 { "cgroup.procs" } else { "tasks" })
+    }
+
+    /// Moves process `pid` (one thread: a shell) into this cgroup; the
+    /// agent does it for a resident shell's subshell, which the sandbox
+    /// keeps from writing cgroup files.
+    pub fn join(&self, pid: i32) -> std::io::Result<()> {
+        std::fs::write(self.join_file(), pid.to_string())
     }
 
     /// The processes in the cgroup now.

@@ -208,6 +208,10 @@ pub struct Spawned {
     pub tag: Option<String>,
     /// The process bound it runs under.
     pub max_processes: u64,
+    /// Where its shell writes the session's state ([`SpawnOptions::state`]).
+    pub state_file: Option<PathBuf>,
+    /// Its own folder in the private folder, removed with it.
+    _own_dir: Option<OwnDir>,
     /// The shell and its output, when the caller waits for them itself
     /// ([`SpawnOptions::inline`]); `None` once reaped and drained, or when
     /// threads do it.
@@ -471,6 +475,38 @@ impl Spawned {
     }
 }
 
+/// A command's own folder inside [`private_dir`] (its session state, the
+/// one place there a sandboxed command may write); removed when dropped.
+#[derive(Debug)]
+pub(crate) struct OwnDir(pub(crate) PathBuf);
+
+impl OwnDir {
+    /// A new folder named `{prefix}{n}` (mode 0700, never one that exists).
+    pub(crate) fn create(prefix: &str) -> std::io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt;
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = private_dir()
+            .ok_or_else(|| std::io::Error::other("no private folder for the command's files"))?;
+        let path = dir.join(format!("{prefix}{}", N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        Ok(OwnDir(path))
+    }
+}
+
+impl Drop for OwnDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The shell code that tells the session trailer where to write
+/// (`session::wrap` writes to `"$__hermes_state"`).
+fn state_assignment(file: Option<&Path>) -> String {
+    file.map_or_else(String::new, |f| {
+        format!("__hermes_state={}; ", shell_quote(&f.to_string_lossy()))
+    })
+}
+
 /// How to start a command.
 #[derive(Debug, Clone)]
 pub struct SpawnOptions {
@@ -493,6 +529,14 @@ pub struct SpawnOptions {
     pub inline: bool,
     /// In a user namespace of its own ([`contain::user_namespace_for`]).
     pub user_namespace: bool,
+    /// Under this sandbox ([`crate::sandbox`]); `None`: not sandboxed.
+    pub sandbox: Option<Arc<crate::sandbox::Policy>>,
+    /// The script writes the session's state to `"$__hermes_state"`,
+    /// a file in the command's own folder ([`Spawned::state_file`]).
+    pub state: bool,
+    /// The terminal session the command belongs to: resident shells
+    /// serve the commands of one session (and one sandbox) only.
+    pub session: Option<String>,
 }
 
 impl SpawnOptions {
@@ -507,6 +551,9 @@ impl SpawnOptions {
             watcher: None,
             inline: false,
             user_namespace: false,
+            sandbox: None,
+            state: false,
+            session: None,
         }
     }
 }
@@ -566,21 +613,31 @@ fn start_resident(
         return Ok(None);
     };
     let cgroup = contain::CommandCgroup::create(parent, options.max_processes)?;
-    let Some(text) = resident::script(env, cwd, &cgroup.shell_prefix(), script) else {
-        return Ok(None);
+    let key = resident::Key {
+        user_namespace: options.user_namespace,
+        sandbox: options.sandbox.clone(),
+        session: options.session.clone(),
     };
     // An idle shell may have ended since it was pooled: one more try with
     // a new one.
-    let mut shell = resident::Resident::take(options.user_namespace)?;
-    let pid = match shell.start(&text) {
+    let mut shell = resident::Resident::take(&key)?;
+    let state_file = options.state.then(|| shell.state_file());
+    let Some(text) = resident::script(env, cwd, &state_assignment(state_file.as_deref()), script)
+    else {
+        shell.release();
+        return Ok(None);
+    };
+    let join = |pid: i32| cgroup.join(pid);
+    let pid = match shell.start(&text, join) {
         Ok(pid) => pid,
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Err(e),
         Err(_) => {
             drop(shell);
-            shell = resident::Resident::take(options.user_namespace)?;
-            shell.start(&text)?
+            shell = resident::Resident::take(&key)?;
+            shell.start(&text, join)?
         }
     };
+    let state_file = options.state.then(|| shell.state_file());
     // Read while the subshell is most likely still running; if it already
     // ended, a start time nothing has makes sure teardown never signals
     // another process that got its pid.
@@ -596,6 +653,8 @@ fn start_resident(
         cgroup: Some(Arc::new(cgroup)),
         tag: None,
         max_processes: options.max_processes,
+        state_file,
+        _own_dir: None,
         inline: Mutex::new(Some(Inline::Resident(shell))),
     }))
 }
@@ -617,10 +676,32 @@ pub fn spawn_with(
     contain::harden_process();
     contain::harden_thread();
     let mut env = std::borrow::Cow::Borrowed(env);
+    let sandbox = options.sandbox.as_deref();
+    let own_dir = if sandbox.is_some() || options.state {
+        match OwnDir::create("cmd-") {
+            Ok(dir) => Some(dir),
+            Err(e) if options.state => return Err(e),
+            Err(_) => None,
+        }
+    } else {
+        None
+    };
+    let state_file = options
+        .state
+        .then(|| own_dir.as_ref().map(|d| d.0.join("state")))
+        .flatten();
+    let mut join_file = None;
     let (cgroup, tag, prefix) = match contain::containment() {
         contain::Containment::Cgroup { parent, .. } => {
             let cg = contain::CommandCgroup::create(parent, options.max_processes)?;
-            let prefix = cg.shell_prefix();
+            // A sandboxed shell may not write cgroup files: the helper
+            // joins before it applies the rules.
+            let prefix = if sandbox.is_some() {
+                join_file = Some(cg.join_file());
+                String::new()
+            } else {
+                cg.shell_prefix()
+            };
             (Some(Arc::new(cg)), None, prefix)
         }
         other => {
@@ -633,22 +714,31 @@ pub fn spawn_with(
             (None, Some(tag), prefix)
         }
     };
-    let script = format!("{prefix}{script}");
+    let script = format!(
+        "{}{prefix}{script}",
+        state_assignment(state_file.as_deref())
+    );
+    let helper: Vec<std::ffi::OsString> = sandbox.map_or_else(Vec::new, |p| {
+        p.helper_command(
+            join_file.as_deref(),
+            own_dir.as_ref().map(|d| d.0.as_path()),
+        )
+    });
 
     let (child, reader, input): (std::process::Child, OutputReader, Option<Input>) = if options.pty
     {
         let (pty, pts) = pty_process::blocking::open().map_err(std::io::Error::other)?;
         pty.resize(pty_process::Size::new(PTY_ROWS, PTY_COLS))
             .map_err(std::io::Error::other)?;
-        let command = if options.user_namespace {
-            let (program, args) = contain::unshare_prefix()?;
-            env.pty_command(program)
+        let argv = launcher(options.user_namespace, &helper)?;
+        let command = match argv.split_first() {
+            Some((program, args)) => env
+                .pty_command(program)
                 .args(args)
                 .arg(crate::child_env::shell())
                 .arg("-c")
-                .arg(&script)
-        } else {
-            env.pty_shell_command(&script)
+                .arg(&script),
+            None => env.pty_shell_command(&script),
         };
         let child = command
             .current_dir(cwd)
@@ -662,7 +752,7 @@ pub fn spawn_with(
         )
     } else {
         let (reader, writer) = std::io::pipe()?;
-        let mut cmd = shell_command(env.as_ref(), options.user_namespace, &script)?;
+        let mut cmd = shell_command(env.as_ref(), options.user_namespace, &helper, &script)?;
         let input = if options.stdin {
             let (stdin, input) = std::io::pipe()?;
             cmd.stdin(stdin);
@@ -702,6 +792,8 @@ pub fn spawn_with(
         cgroup,
         tag,
         max_processes: options.max_processes,
+        state_file,
+        _own_dir: own_dir,
         inline: Mutex::new(None),
     };
     let (child, reader) = match reader {
@@ -776,22 +868,42 @@ pub fn spawn_with(
 
 /// `shell -c script` with exactly `env`, through `unshare` in a user
 /// namespace of its own when `user_namespace` says so
-/// ([`contain::user_namespace_for`]).
-fn shell_command(
+/// ([`contain::user_namespace_for`]), then through the sandbox helper's
+/// command line `helper` ([`crate::sandbox::Policy::helper_command`]; empty:
+/// no sandbox).
+pub(crate) fn shell_command(
     env: &ChildEnv,
     user_namespace: bool,
+    helper: &[std::ffi::OsString],
     script: &str,
 ) -> std::io::Result<std::process::Command> {
-    if !user_namespace {
+    let argv = launcher(user_namespace, helper)?;
+    let Some((program, args)) = argv.split_first() else {
         return Ok(env.shell_command(script));
-    }
-    let (program, args) = contain::unshare_prefix()?;
+    };
     let mut cmd = env.command(program);
     cmd.args(args)
         .arg(crate::child_env::shell())
         .arg("-c")
         .arg(script);
     Ok(cmd)
+}
+
+/// What a shell is started through: `unshare` (a user namespace), then
+/// the sandbox helper; empty for neither. The user namespace comes first:
+/// inside the sandbox `unshare` could not write its id maps.
+fn launcher(
+    user_namespace: bool,
+    helper: &[std::ffi::OsString],
+) -> std::io::Result<Vec<std::ffi::OsString>> {
+    let mut argv = Vec::new();
+    if user_namespace {
+        let (program, args) = contain::unshare_prefix()?;
+        argv.push(program.into());
+        argv.extend(args.iter().map(Into::into));
+    }
+    argv.extend(helper.iter().cloned());
+    Ok(argv)
 }
 
 /// Where a command's output is read from.
@@ -983,6 +1095,7 @@ impl ProcessTable {
         command: &str,
         cwd: &Path,
         options: BackgroundOptions,
+        sandbox: Option<Arc<crate::sandbox::Policy>>,
     ) -> std::io::Result<Arc<Background>> {
         let mut id = new_id();
         while lock(&self.procs).contains_key(&id) {
@@ -1005,6 +1118,7 @@ impl ProcessTable {
             max_processes: contain::max_processes_for(ctx.profile()),
             user_namespace: contain::user_namespace_for(ctx.profile()),
             watcher: watcher.is_active().then(|| watcher.clone()),
+            sandbox,
             ..SpawnOptions::new(BG_HEAD_BYTES, BG_TAIL_BYTES)
         };
         let spawned = spawn_with(env, command, cwd, &spawn_options)?;

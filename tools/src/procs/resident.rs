@@ -14,9 +14,12 @@
 //! ends with the command.
 //!
 //! The resident shell reads a one-byte signal on its stdin, then the
-//! command's script from its private file, and reports on its stderr, one
-//! line each: `P<pid>` (the subshell is started; from the subshell
-//! itself) and `S<status>` (it ended: `$?`, 128 + N for signal N). Other
+//! command's script from the file in its own folder (through the
+//! descriptor it opened at its start, so a file renamed over the path is
+//! never read), and reports on its stderr, one line each: `P<pid>` (the
+//! subshell is started; from the subshell itself, which then waits for a
+//! second byte while the agent moves it into the command's cgroup) and
+//! `S<status>` (it ended: `$?`, 128 + N for signal N). Other
 //! lines there (bash's own job messages, "Terminated") are skipped. It
 //! runs with job control (`set -m`), so every subshell leads a process
 //! group of its own, and it ignores nothing but keeps `:` traps on the
@@ -24,8 +27,10 @@
 //! shell's pid in a subshell) does not end it, while the command itself
 //! gets default dispositions, as `bash -c` would.
 //!
-//! A resident shell serves one command at a time; concurrent commands take
-//! other ones. It goes back to the pool only when its command ended, was
+//! A resident shell serves one command at a time, of one terminal session
+//! under one sandbox ([`Key`]; a sandboxed one is started under the
+//! sandbox helper, so what it forks is already sandboxed); concurrent
+//! commands take other ones. It goes back to the pool only when its command ended, was
 //! reported, and left nothing in its cgroup (so nothing of it can write to
 //! the shared output pipe any more); otherwise it is killed. Idle ones
 //! beyond [`MAX_IDLE`] are killed, and all of them end with the agent
@@ -35,14 +40,13 @@ use std::io::{Read, Write};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::Child;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::child_env::{self, ChildEnv};
 
 /// Idle resident shells kept for the next commands.
-const MAX_IDLE: usize = 4;
+const MAX_IDLE: usize = 8;
 /// How long a resident shell may take to start a command's subshell.
 const START_LIMIT: Duration = Duration::from_secs(5);
 /// The longest status line kept while waiting for its end; a longer one
@@ -92,6 +96,17 @@ pub enum Report {
     Gone,
 }
 
+/// Which commands a resident shell may serve: those of one terminal
+/// session, under one sandbox (or none), in (or out of) a user namespace.
+/// A shell's own folder is writable to its commands: shared between
+/// sessions it would carry one session's files into another's commands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Key {
+    pub user_namespace: bool,
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::Policy>>,
+    pub session: Option<String>,
+}
+
 /// An idle or busy resident shell.
 #[derive(Debug)]
 pub struct Resident {
@@ -105,8 +120,10 @@ pub struct Resident {
     /// The file it reads the next command's script from (up to a NUL),
     /// and its path.
     script: std::fs::File,
-    script_path: PathBuf,
-    user_namespace: bool,
+    /// Its own folder (the script, its commands' state files), removed
+    /// with it.
+    folder: super::OwnDir,
+    key: Key,
     /// Status bytes read but not yet a whole line.
     pending: Vec<u8>,
 }
@@ -117,24 +134,21 @@ impl Drop for Resident {
         let _ = self.child.wait();
         let pid = i32::try_from(self.child.id()).unwrap_or(-1);
         super::lock(&LIVE).retain(|p| *p != pid);
-        let _ = std::fs::remove_file(&self.script_path);
     }
 }
 
 impl Resident {
     /// An idle resident shell for commands in (or out of) a user
     /// namespace; a new one when none is idle.
-    pub fn take(user_namespace: bool) -> std::io::Result<Self> {
+    pub fn take(key: &Key) -> std::io::Result<Self> {
         loop {
             let found = {
                 let mut idle = idle();
-                let at = idle
-                    .iter()
-                    .rposition(|r| r.user_namespace == user_namespace);
-                at.map(|i| idle.swap_remove(i))
+                let at = idle.iter().rposition(|r| r.key == *key);
+                at.map(|i| idle.remove(i))
             };
             let Some(mut r) = found else {
-                return Self::spawn(user_namespace);
+                return Self::spawn(key);
             };
             // One that ended meanwhile is dropped; the next is tried.
             if matches!(r.child.try_wait(), Ok(None)) {
@@ -144,19 +158,31 @@ impl Resident {
     }
 
     /// Back to the pool (or ended, when the pool is full).
+    /// Back to the pool; the least recently used idle shell ends when the
+    /// pool is full.
     pub fn release(self) {
         let mut idle = idle();
-        if idle.len() < MAX_IDLE {
-            idle.push(self);
+        if idle.len() >= MAX_IDLE {
+            let oldest = idle.remove(0);
+            drop(idle);
+            drop(oldest);
+            idle = self::idle();
         }
+        idle.push(self);
     }
 
-    fn spawn(user_namespace: bool) -> std::io::Result<Self> {
-        let dir = super::private_dir().ok_or_else(|| {
-            std::io::Error::other("no private folder for the resident shell's scripts")
-        })?;
-        static N: AtomicU64 = AtomicU64::new(0);
-        let script_path = dir.join(format!("resident-{}.sh", N.fetch_add(1, Ordering::Relaxed)));
+    /// Where this shell's commands write the session's state (one
+    /// command at a time; emptied before each start).
+    pub fn state_file(&self) -> PathBuf {
+        self.folder.0.join("state")
+    }
+
+    fn spawn(key: &Key) -> std::io::Result<Self> {
+        let folder = super::OwnDir::create("shell-")?;
+        // The shell opens it once, at its start, and reads it through that
+        // descriptor (`/proc/self/fd/5`: the same file, from its start):
+        // a file renamed over the path later is never read.
+        let script_path = folder.0.join("script");
         let script = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -165,14 +191,18 @@ impl Resident {
         let (status, status_write) = std::io::pipe()?;
         let (output, output_write) = std::io::pipe()?;
         let main_loop = format!(
-            "trap : TERM HUP INT QUIT USR1 USR2 ALRM; set -m; \
+            "trap : TERM HUP INT QUIT USR1 USR2 ALRM; set -m; exec 5<{file} || exit 125; \
              while read -r -n1 __hermes_go; do \
-             IFS= read -r -d '' __hermes_s <{file}; \
-             ( eval \"$__hermes_s\" ) </dev/null 3>&2 2>&1; \
+             IFS= read -r -d '' __hermes_s </proc/self/fd/5; \
+             ( eval \"$__hermes_s\" ) 4<&0 5<&- </dev/null 3>&2 2>&1; \
              builtin printf 'S%d\\n' \"$?\" >&2; done",
             file = super::shell_quote(&script_path.to_string_lossy()),
         );
-        let mut cmd = super::shell_command(own_env(), user_namespace, &main_loop)?;
+        let helper = key
+            .sandbox
+            .as_deref()
+            .map_or_else(Vec::new, |p| p.helper_command(None, Some(&folder.0)));
+        let mut cmd = super::shell_command(own_env(), key.user_namespace, &helper, &main_loop)?;
         cmd.current_dir("/")
             .stdin(control_read)
             .stdout(output_write)
@@ -187,14 +217,23 @@ impl Resident {
             status,
             output,
             script,
-            script_path,
-            user_namespace,
+            folder,
+            key: key.clone(),
             pending: Vec::new(),
         })
     }
 
     /// Starts `text` (a whole script, [`script`]) in a subshell; its pid.
-    pub fn start(&mut self, text: &str) -> std::io::Result<i32> {
+    /// The subshell waits, before anything of the command, until `join`
+    /// (moving it into the command's cgroup) is done; when `join` fails it
+    /// is killed and the command never runs.
+    pub fn start(
+        &mut self,
+        text: &str,
+        join: impl Fn(i32) -> std::io::Result<()>,
+    ) -> std::io::Result<i32> {
+        // What an earlier command of this shell reported is not this one's.
+        let _ = std::fs::remove_file(self.state_file());
         // Emptied after each start (below), written from its start and
         // ended by a NUL.
         use std::os::unix::fs::FileExt;
@@ -209,6 +248,17 @@ impl Resident {
                 // holds (the command's environment, secrets included) is
                 // not left in the file.
                 let _ = self.script.set_len(0);
+                if let Err(e) = join(pid) {
+                    use nix::sys::signal::{kill, Signal};
+                    let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+                    let _ = self.child.kill();
+                    return Err(std::io::Error::other(format!(
+                        "cannot move the command into its cgroup: {e}"
+                    )));
+                }
+                // Its go: the subshell reads this byte from the shell's
+                // stdin (fd 4), which the waiting shell does not read.
+                self.control.write_all(b"g")?;
                 Ok(pid)
             }
             Some(Report::Ended(code)) => Err(std::io::Error::other(format!(
@@ -327,11 +377,12 @@ fn own_env() -> &'static ChildEnv {
     &OWN
 }
 
-/// The script a subshell runs for one command: it reports its pid, joins
-/// the command's cgroup (`contain`: the containment prefix), enters `cwd`
-/// and exports exactly `env`, then runs `body`. `None` when that cannot
-/// be written for bash (a variable name that is no shell name, a NUL).
-pub fn script(env: &ChildEnv, cwd: &Path, contain: &str, body: &str) -> Option<String> {
+/// The script a subshell runs for one command: it reports its pid, waits
+/// until the agent moved it into the command's cgroup ([`Resident::start`]),
+/// runs `prefix` (shell code of the caller), enters `cwd` and exports
+/// exactly `env`, then runs `body`. `None` when that cannot be written for
+/// bash (a variable name that is no shell name, a NUL).
+pub fn script(env: &ChildEnv, cwd: &Path, prefix: &str, body: &str) -> Option<String> {
     let name_ok = |n: &str| {
         let mut chars = n.chars();
         chars
@@ -355,9 +406,10 @@ pub fn script(env: &ChildEnv, cwd: &Path, contain: &str, body: &str) -> Option<S
     }
     text.push_str(
         "unset __hermes_go __hermes_s; builtin printf 'P%d\\n' \"$BASHPID\" >&3; exec 3>&-; \
+         builtin read -r -n1 -u 4 __hermes_go || exit 125; exec 4<&-; unset __hermes_go; \
          set +m; ",
     );
-    text.push_str(contain);
+    text.push_str(prefix);
     text.push_str("builtin cd -P -- ");
     text.push_str(&super::shell_quote(cwd));
     text.push_str(" || exit 126; unset OLDPWD;");

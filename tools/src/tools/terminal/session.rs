@@ -19,8 +19,10 @@
 //!
 //! How: the command runs as `eval '<command>'` followed by a trailer that
 //! writes `pwd -P`, a NUL and the exported variables (bash's `export
-//! -p`, else `env -0`) into a state file of this call in a private folder
-//! ([`crate::procs::private_dir`], removed at shutdown);
+//! -p`, else `env -0`) into the state file the spawner names in
+//! `$__hermes_state` (in the command's or its resident shell's own folder
+//! inside the private folder [`crate::procs::private_dir`], removed at
+//! shutdown: `Spawned::state_file`);
 //! the tool reads it (at most [`MAX_STATE_BYTES`]), deletes it and keeps
 //! the difference. Bounds: at most [`MAX_SESSIONS`] live sessions per
 //! process (the least recently used is dropped); a session idle for
@@ -28,7 +30,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -80,6 +81,13 @@ fn sessions() -> std::sync::MutexGuard<'static, HashMap<Key, Session>> {
 fn key_of(ctx: &ToolContext) -> Key {
     let name = ctx.task_id().or(ctx.session_id()).unwrap_or_default();
     (ctx.profile().home().to_path_buf(), name.to_string())
+}
+
+/// The name of the session of `ctx`, unique across profiles (resident
+/// shells serve one session each).
+pub fn name(ctx: &ToolContext) -> String {
+    let (home, name) = key_of(ctx);
+    format!("{}\0{name}", home.display())
 }
 
 /// The idle expiry of a profile's sessions.
@@ -172,43 +180,28 @@ pub fn live() -> usize {
     sessions().len()
 }
 
-/// One foreground command with its state file: the script to run, and
-/// where the trailer writes.
+/// One foreground command wrapped with its state trailer.
 #[derive(Debug)]
 pub struct Wrapped {
     pub script: String,
-    state_file: Option<PathBuf>,
-}
-
-impl Drop for Wrapped {
-    fn drop(&mut self) {
-        if let Some(f) = &self.state_file {
-            let _ = std::fs::remove_file(f);
-        }
-    }
 }
 
 /// `command` wrapped so that its shell reports where it ended and what it
-/// exported. Without a state folder (none could be created) the command
-/// runs as it is and the session does not change.
+/// exported, into `"$__hermes_state"` (set by the spawner when it asked for
+/// a state file: `SpawnOptions::state`; unset, the trailer writes nothing).
 pub fn wrap(command: &str) -> Wrapped {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let Some(dir) = crate::procs::private_dir() else {
-        return Wrapped {
-            script: command.to_string(),
-            state_file: None,
-        };
-    };
-    let file = dir.join(format!("{}.state", SEQ.fetch_add(1, Ordering::Relaxed)));
     let script = format!(
-        "eval {}\n__hermes_status=$?\n{{ builtin pwd -P; builtin printf '\\0'; {}; }} > {} 2>/dev/null\nexit $__hermes_status\n",
+        "eval {}\n__hermes_status=$?\nif [ -n \"${{__hermes_state-}}\" ]; then {{ builtin pwd -P; builtin printf '\\0'; {}; }} > \"$__hermes_state\" 2>/dev/null; fi\nexit $__hermes_status\n",
         crate::procs::shell_quote(command),
         dump_exported(),
-        crate::procs::shell_quote(&file.to_string_lossy()),
     );
-    Wrapped {
-        script,
-        state_file: Some(file),
+    Wrapped { script }
+}
+
+/// Removes a state file a command left (one that did not finish).
+pub fn discard(state_file: Option<&Path>) {
+    if let Some(f) = state_file {
+        let _ = std::fs::remove_file(f);
     }
 }
 
@@ -231,9 +224,11 @@ fn dump_exported() -> &'static str {
 /// After a command that ran to its end: reads what its shell reported and
 /// keeps it as the session's state. Returns a note for the model when the
 /// state could not be kept.
-pub fn finish(start: &Start, wrapped: &Wrapped) -> Option<String> {
-    let file = wrapped.state_file.as_ref()?;
-    let bytes = match read_capped(file) {
+pub fn finish(start: &Start, state_file: Option<&Path>) -> Option<String> {
+    let file = state_file?;
+    let read = read_capped(file);
+    let _ = std::fs::remove_file(file);
+    let bytes = match read {
         Ok(Some(bytes)) => bytes,
         // The shell ended before the trailer (`exit`): nothing changes.
         Err(_) => return None,

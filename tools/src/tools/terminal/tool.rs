@@ -144,6 +144,7 @@ pub fn terminal(
     }
     let start = session::start(ctx);
     let cwd = working_dir(&start.cwd, workdir.as_deref())?;
+    let sandbox = crate::sandbox::decide(ctx, &start.env)?;
     let pty = pty.unwrap_or(false);
     if background.unwrap_or(false) {
         let notify = notify_on_complete.unwrap_or(false);
@@ -167,7 +168,7 @@ pub fn terminal(
             watch_patterns: patterns.clone(),
         };
         let bg = procs::table()
-            .start(ctx, &start.env, &command, &cwd, options)
+            .start(ctx, &start.env, &command, &cwd, options, sandbox.policy())
             .map_err(|e| format!("could not start the command: {e}"))?;
         let mut out = TerminalOutput::new("Background process started".into(), 0);
         out.note = Some(
@@ -180,6 +181,7 @@ pub fn terminal(
         out.notify_on_complete = notify.then_some(true);
         out.watch_patterns = (!patterns.is_empty()).then_some(patterns);
         out.watch_patterns_ignored = ignored;
+        out.note = join_notes([out.note, sandbox.note()]);
         return Ok(out);
     }
 
@@ -200,18 +202,103 @@ pub fn terminal(
              Run long commands with background=true and follow them with process."
         ));
     }
+    let policy = sandbox.policy();
+    let mut out = run_foreground(ctx, &start, &command, &cwd, secs, pty, policy.clone())?;
+    let denial = policy
+        .as_deref()
+        .filter(|_| out.exit_code != 0)
+        .and_then(|p| crate::sandbox::explain_denial(p, &cwd, &out.output));
+    if let Some(denial) = denial {
+        out = escalate(ctx, &start, &command, &cwd, secs, pty, out, denial)?;
+    }
+    out.note = join_notes([out.note, sandbox.note()]);
+    Ok(out)
+}
+
+/// Notes joined with `; `; `None` when there is none.
+fn join_notes<const N: usize>(notes: [Option<String>; N]) -> Option<String> {
+    notes
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}; {b}"))
+}
+
+/// After the sandbox refused something (`denial`, the `sandbox` note):
+/// asks whether this one command may run again outside the sandbox. An
+/// approval re-runs it unsandboxed; anything else (a refusal, no one to
+/// ask, approvals switched off by yolo or `approvals.mode: off`) leaves
+/// the sandboxed result, with the note. Never without an answer.
+#[allow(clippy::too_many_arguments)]
+fn escalate(
+    ctx: &ToolContext,
+    start: &session::Start,
+    command: &str,
+    cwd: &Path,
+    secs: u64,
+    pty: bool,
+    mut sandboxed: TerminalOutput,
+    denial: String,
+) -> Result<TerminalOutput, String> {
+    let never_ask = approval::yolo()
+        || ctx.profile().config().approvals.mode.value == hermes_runtime::config::ApprovalMode::Off;
+    if never_ask {
+        sandboxed.note = join_notes([sandboxed.note, Some(denial)]);
+        return Ok(sandboxed);
+    }
+    let reason = format!(
+        "{denial}. Run this one command again outside the sandbox? That lifts every sandbox \
+         rule for it: it may write anywhere the agent can, the protected paths included, and \
+         reach the network"
+    );
+    let need = ApprovalNeed::new(crate::sandbox::ESCALATION_KEY, reason).with_detail(command);
+    match approval::request_blocking(ctx, "terminal", need) {
+        Ok(()) => {
+            let mut out = run_foreground(ctx, start, command, cwd, secs, pty, None)?;
+            out.note = join_notes([
+                Some(format!(
+                    "{denial}; approved: it ran again outside the sandbox"
+                )),
+                out.note,
+            ]);
+            Ok(out)
+        }
+        Err(why) => {
+            sandboxed.note = join_notes([
+                sandboxed.note,
+                Some(format!("{denial} (not run outside the sandbox: {why})")),
+            ]);
+            Ok(sandboxed)
+        }
+    }
+}
+
+/// Runs a foreground command (under `sandbox`, or none) and answers as
+/// `terminal` does.
+fn run_foreground(
+    ctx: &ToolContext,
+    start: &session::Start,
+    command: &str,
+    cwd: &Path,
+    secs: u64,
+    pty: bool,
+    sandbox: Option<std::sync::Arc<crate::sandbox::Policy>>,
+) -> Result<TerminalOutput, String> {
+    let config = ctx.profile().config();
     // `tool_output.max_bytes` (default 50,000) split as the defaults are.
     let kept = config.tool_output.max_bytes.value;
     let head = kept.saturating_mul(FG_HEAD_BYTES) / (FG_HEAD_BYTES + FG_TAIL_BYTES);
-    let wrapped = session::wrap(&command);
+    let wrapped = session::wrap(command);
     let options = procs::SpawnOptions {
         pty,
         max_processes: procs::contain::max_processes_for(ctx.profile()),
         inline: true,
         user_namespace: procs::contain::user_namespace_for(ctx.profile()),
+        sandbox,
+        state: true,
+        session: Some(session::name(ctx)),
         ..procs::SpawnOptions::new(head, kept - head)
     };
-    let run = procs::spawn_foreground(&start.env, &wrapped.script, &cwd, &options)
+    let run = procs::spawn_foreground(&start.env, &wrapped.script, cwd, &options)
         .map_err(|e| format!("could not start the command: {e}"))?;
     // Known to the table while it runs: an agent shutting down meanwhile
     // (this call abandoned on its thread) tears it down too.
@@ -230,7 +317,7 @@ pub fn terminal(
         grace
     });
     let output = procs::lock(&run.output).render();
-    let output = match redact_command_output(ctx.profile(), &command, &output) {
+    let output = match redact_command_output(ctx.profile(), command, &output) {
         Cow::Owned(clean) => clean,
         Cow::Borrowed(_) => output,
     };
@@ -244,6 +331,7 @@ pub fn terminal(
         return Ok(out);
     }
     let Some(exit_code) = finished else {
+        session::discard(run.state_file.as_deref());
         let mut out = TerminalOutput::new(output, 124);
         out.error = Some(format!(
             "Command timed out after {secs} seconds; it and every process it started \
@@ -252,7 +340,7 @@ pub fn terminal(
         out.note = limit_note;
         return Ok(out);
     };
-    let session_note = session::finish(&start, &wrapped);
+    let session_note = session::finish(start, run.state_file.as_deref());
     let left = report.terminated.len() + report.killed.len();
     let left_note = (left > 0).then(|| {
         format!(
@@ -261,11 +349,8 @@ pub fn terminal(
         )
     });
     let mut out = TerminalOutput::new(output, exit_code);
-    out.note = [limit_note, left_note, session_note]
-        .into_iter()
-        .flatten()
-        .reduce(|a, b| format!("{a}; {b}"));
-    out.exit_code_meaning = exit_codes::meaning(&command, exit_code);
+    out.note = join_notes([limit_note, left_note, session_note]);
+    out.exit_code_meaning = exit_codes::meaning(command, exit_code);
     Ok(out)
 }
 
