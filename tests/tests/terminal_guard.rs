@@ -200,7 +200,8 @@ const CASES: &[(&str, Kind)] = &[
     ("rm -fr /var", HardLine),
     ("rm -rf /.", HardLine),
     ("rm -rf //", HardLine),
-    ("rm -rf /tmp/../", Approve),
+    // Stricter than the reference (Approve): `/tmp/..` is `/`.
+    ("rm -rf /tmp/../", HardLine),
     ("DELETE FROM t; -- WHERE", Approve),
     ("delete from t where x", Allow),
     ("drop database prod", Approve),

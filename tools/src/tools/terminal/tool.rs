@@ -21,6 +21,8 @@ mod exit_codes;
 mod exported;
 
 mod guard;
+mod judge;
+mod parse;
 pub mod session;
 
 pub use guard::Verdict;
