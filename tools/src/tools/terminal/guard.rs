@@ -179,6 +179,8 @@ fn parse(text: &str) -> Result<Vec<Rule>, String> {
     Ok(rules)
 }
 
+pub(super) use super::judge::reads_shell_code;
+
 /// The rule table (for the tests of the judge).
 #[cfg(test)]
 pub(super) fn table() -> Result<&'static Table, &'static String> {

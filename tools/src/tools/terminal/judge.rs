@@ -328,39 +328,13 @@ impl Judge<'_> {
         certain: bool,
         out: &mut Findings,
     ) {
-        let (mut dash_c, mut dash_s) = (false, false);
-        let mut i = 0;
-        while let Some(a) = args.get(i) {
-            let a = a.text.as_str();
-            if a == "--" || a == "-" {
-                i += 1;
-                break;
+        match shell_args(args) {
+            ShellArgs::Code(Some(code)) => {
+                self.fed(code.known.then(|| code.text.clone()), depth, certain, out)
             }
-            if a.starts_with("--") {
-                i += if matches!(a, "--rcfile" | "--init-file") {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
-                dash_c |= a.contains('c');
-                dash_s |= a.contains('s');
-                i += 1 + usize::from(a.contains(['o', 'O']));
-                continue;
-            }
-            break;
-        }
-        let rest = args.get(i..).unwrap_or_default();
-        if dash_c {
-            if let Some(code) = rest.first() {
-                self.fed(code.known.then(|| code.text.clone()), depth, certain, out);
-            }
-        } else if dash_s || rest.is_empty() {
-            self.stdin_fed(cmd, script, depth, certain, out);
-        } else if let Some(file) = rest.first() {
-            self.file_fed(file, cmd, script, depth, certain, out);
+            ShellArgs::Code(None) => {}
+            ShellArgs::Stdin => self.stdin_fed(cmd, script, depth, certain, out),
+            ShellArgs::File(file) => self.file_fed(file, cmd, script, depth, certain, out),
         }
     }
 
@@ -415,6 +389,98 @@ impl Judge<'_> {
         self.nested.set(total);
         self.script(&code, depth + 1, certain, out);
     }
+}
+
+/// What a shell's arguments make it run.
+enum ShellArgs<'w> {
+    /// `-c CODE` (`None`: no code given).
+    Code(Option<&'w Word>),
+    /// Its standard input (no operand, or `-s`, `-i`).
+    Stdin,
+    /// A script file.
+    File(&'w Word),
+}
+
+fn shell_args(args: &[Word]) -> ShellArgs<'_> {
+    let (mut dash_c, mut dash_s) = (false, false);
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let a = a.text.as_str();
+        if a == "--" || a == "-" {
+            i += 1;
+            break;
+        }
+        if a.starts_with("--") {
+            i += if matches!(a, "--rcfile" | "--init-file") {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if a.len() > 1 && (a.starts_with('-') || a.starts_with('+')) {
+            dash_c |= a.contains('c');
+            dash_s |= a.contains(['s', 'i']);
+            i += 1 + usize::from(a.contains(['o', 'O']));
+            continue;
+        }
+        break;
+    }
+    let rest = args.get(i..).unwrap_or_default();
+    match rest.first() {
+        _ if dash_c => ShellArgs::Code(rest.first()),
+        Some(file) if !dash_s => ShellArgs::File(file),
+        _ => ShellArgs::Stdin,
+    }
+}
+
+/// Whether the program `command` starts reads shell code on its standard
+/// input: a shell without `-c` or a script (`bash`, `exec bash -i`, `sudo
+/// -s`, `su`), a remote or container shell (`ssh host`, `docker exec -it
+/// c bash`: a shell name last among its words). `process` judges what is
+/// written to it as a command line.
+pub(super) fn reads_shell_code(command: &str) -> bool {
+    let script = parse::parse(command, Instant::now() + MAX_PARSE_TIME);
+    script.commands.iter().any(|c| reads_code(&c.words, 0))
+}
+
+fn reads_code(words: &[Word], level: usize) -> bool {
+    let Some((name, args)) = words.split_first() else {
+        return false;
+    };
+    let name = basename(&name.text).to_lowercase();
+    let flag = |f: &[&str]| args.iter().any(|a| f.contains(&a.text.as_str()));
+    if SHELLS.contains(&name.as_str()) {
+        return matches!(shell_args(args), ShellArgs::Stdin)
+            || matches!(shell_args(args), ShellArgs::File(f) if f.text == "/dev/stdin");
+    }
+    let interactive = match name.as_str() {
+        "ssh" | "mosh" | "telnet" => true,
+        "su" | "runuser" => !flag(&["-c", "--command"]),
+        "sudo" | "doas" => flag(&["-s", "-i", "--shell", "--login"]),
+        _ => false,
+    };
+    if interactive {
+        return true;
+    }
+    if level < MAX_WRAPPERS {
+        for inner in unwrap(&name, args) {
+            if let Inner::Words(w) = inner {
+                if reads_code(&w, level + 1) {
+                    return true;
+                }
+            }
+        }
+    }
+    // `docker exec -it c bash`, `kubectl exec -it p -- sh`, `chroot /x bash`.
+    args.iter().enumerate().any(|(i, w)| {
+        SHELLS.contains(&basename(&w.text).as_str())
+            && args
+                .get(i + 1..)
+                .unwrap_or_default()
+                .iter()
+                .all(|a| a.text.starts_with('-') && !a.text.contains('c'))
+    })
 }
 
 /// What a command's standard input gives it (through its pipe, a few

@@ -28,7 +28,8 @@ pub(super) struct Word {
     pub bare: String,
     /// No part is known only when it runs.
     pub known: bool,
-    /// Some part came from an expansion or a substitution.
+    /// Some part is a substitution's output, read from its command
+    /// (`$(printf rm)`): a guess, not what the shell is certain to see.
     pub expanded: bool,
     /// It has an unquoted `*`, `?` or `[` (a file pattern).
     pub glob: bool,
@@ -194,9 +195,10 @@ impl Acc {
         self.cur.expanded = true;
     }
 
-    /// An unquoted expansion's value: split at blanks into words.
-    fn split(&mut self, value: &str) {
-        self.cur.expanded = true;
+    /// An unquoted expansion's value: split at blanks into words;
+    /// `guessed`: the value of a substitution, read from its command.
+    fn split(&mut self, value: &str, guessed: bool) {
+        self.cur.expanded |= guessed;
         let mut first = true;
         for piece in value.split([' ', '\t', '\n']) {
             if !first && self.started {
@@ -205,7 +207,7 @@ impl Acc {
             first = false;
             if !piece.is_empty() {
                 self.push(piece, piece);
-                self.cur.expanded = true;
+                self.cur.expanded |= guessed;
             }
         }
     }
@@ -645,7 +647,7 @@ impl<'a> Walk<'a> {
                             acc.push(&out, &out);
                             acc.cur.expanded = true;
                         } else {
-                            acc.split(&out);
+                            acc.split(&out, true);
                         }
                     }
                     None => acc.unknown(text),
@@ -749,7 +751,7 @@ impl<'a> Walk<'a> {
                 (&after[..end], end)
             };
             match self.known_var(name).filter(|_| !name.is_empty()) {
-                Some(v) => acc.split(&v),
+                Some(v) => acc.split(&v, false),
                 None if name.is_empty() => self.literal("$", acc),
                 None => acc.unknown(&rest[..(len + 1).min(rest.len())]),
             }
@@ -777,9 +779,8 @@ impl<'a> Walk<'a> {
             Some(value) => {
                 if quoted {
                     acc.push(&value, &value);
-                    acc.cur.expanded = true;
                 } else {
-                    acc.split(&value);
+                    acc.split(&value, false);
                 }
             }
             None => acc.unknown(text),
@@ -789,7 +790,7 @@ impl<'a> Walk<'a> {
     /// A variable whose value is known before the command runs.
     fn known_var(&self, name: &str) -> Option<String> {
         match name {
-            "IFS" => Some(" ".to_string()),
+            "IFS" if !self.vars.contains_key("IFS") => Some(" ".to_string()),
             "HOME" => Some("~".to_string()),
             // The terminal runs a command with no positional parameters.
             "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "@" | "*" => Some(String::new()),

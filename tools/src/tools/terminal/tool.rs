@@ -140,7 +140,7 @@ pub fn terminal(
     if command.contains('\0') {
         return Err("command contains a NUL character, which no shell can run".into());
     }
-    guard_command(ctx, &command)?;
+    guard_command(ctx, "terminal", &command)?;
     let start = session::start(ctx);
     let cwd = working_dir(&start.cwd, workdir.as_deref())?;
     let pty = pty.unwrap_or(false);
@@ -390,10 +390,49 @@ fn process_action(
         ProcessAction::Log => log(&bg, offset, limit),
         ProcessAction::Wait => wait(&bg, timeout),
         ProcessAction::Kill => kill(ctx, &bg),
-        ProcessAction::Write => write(&bg, data.unwrap_or_default()),
-        ProcessAction::Submit => write(&bg, data.unwrap_or_default() + "\n"),
+        ProcessAction::Write => guarded_write(ctx, &bg, data.unwrap_or_default())?,
+        ProcessAction::Submit => guarded_write(ctx, &bg, data.unwrap_or_default() + "\n")?,
         ProcessAction::Close => close(&bg),
     })
+}
+
+/// What was written to each background process since its last newline
+/// (the line a shell has not run yet), by session id: the next write is
+/// judged together with it, so `r` then `m -rf …` is `rm -rf …`.
+static PENDING: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, String>>> =
+    std::sync::LazyLock::new(Default::default);
+/// Background processes whose unfinished line is remembered, at most.
+const MAX_PENDING: usize = 1024;
+
+/// `write` / `submit`, checked first: input to a shell (`guard::reads_shell_code`
+/// on the process's command line) is a command line and meets the same
+/// check as `terminal` (approval asked for `process`); input to any other
+/// program is refused only on a hard line.
+fn guarded_write(ctx: &ToolContext, bg: &Background, data: String) -> Result<Value, String> {
+    let pending = procs::lock(&PENDING)
+        .get(&bg.id)
+        .cloned()
+        .unwrap_or_default();
+    let text = pending + &data;
+    if guard::reads_shell_code(&bg.command) {
+        guard_command(ctx, "process", &text)?;
+    } else if let Verdict::HardLine(_) = guard::check(&text, ctx.profile()) {
+        guard_command(ctx, "process", &text)?;
+    }
+    let answer = write(bg, data);
+    if answer["status"] == "ok" {
+        let rest = text.rsplit('\n').next().unwrap_or_default();
+        let mut map = procs::lock(&PENDING);
+        if rest.is_empty() {
+            map.remove(&bg.id);
+        } else {
+            if map.len() >= MAX_PENDING {
+                map.clear();
+            }
+            map.insert(bg.id.clone(), rest.to_string());
+        }
+    }
+    Ok(answer)
 }
 
 /// The answer for input to a process that already exited.
@@ -549,10 +588,11 @@ fn working_dir(session_cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, Str
     }
 }
 
-/// Checks `command` against the rules (`guard.rs`) before it runs: a hard
-/// line or a block refuses it; a dangerous pattern asks for approval
+/// Checks `command` against the rules (`guard.rs`) before it runs (or,
+/// for `process`, before a shell reads it): a hard line or a block
+/// refuses it; a dangerous pattern asks for approval for `tool`
 /// (`hermes_runtime::approval`), and a refusal is the answer.
-fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
+fn guard_command(ctx: &ToolContext, tool: &str, command: &str) -> Result<(), String> {
     match guard::check(command, ctx.profile()) {
         Verdict::Allow => Ok(()),
         Verdict::HardLine(reason) => Err(format!(
@@ -567,7 +607,7 @@ fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
         )),
         Verdict::Approve(reason) => approval::request_blocking(
             ctx,
-            "terminal",
+            tool,
             ApprovalNeed::new(reason.clone(), reason).with_detail(command),
         ),
     }
