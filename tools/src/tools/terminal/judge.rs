@@ -682,7 +682,7 @@ fn unwrap(name: &str, args: &[Word]) -> Vec<Inner> {
             }
             return out;
         }
-        let takes = with_arg.iter().any(|o| *o == t);
+        let takes = with_arg.contains(&t);
         i += 1 + usize::from(takes && !t.contains('='));
     }
     if let Some(code) = code {

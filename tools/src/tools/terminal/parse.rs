@@ -842,7 +842,7 @@ impl<'a> Walk<'a> {
 /// the grammar (for one it could not parse): commands split at `;`, `&`,
 /// `|`, parentheses and newlines, words at blanks, braces expanded.
 pub(super) fn plain_commands(text: &str) -> Vec<Simple> {
-    text.split(|c| matches!(c, ';' | '&' | '|' | '(' | ')' | '\n'))
+    text.split([';', '&', '|', '(', ')', '\n'])
         .filter_map(|part| {
             let words: Vec<Word> = part
                 .split_whitespace()
