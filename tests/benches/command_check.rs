@@ -24,7 +24,8 @@ fn line(unit: &str, size: usize) -> String {
     s
 }
 
-const ORDINARY: &str = "cd src && cargo build --release 2>&1 | grep -v warning > \"$HOME/log.txt\"; \
+const ORDINARY: &str =
+    "cd src && cargo build --release 2>&1 | grep -v warning > \"$HOME/log.txt\"; \
 echo \"done $(date +%s)\" && ls -la 'a b' || rm -f x.tmp\n\
 for f in *.rs; do wc -l \"$f\"; done | sort -n | tail -3\n\
 cat <<'EOF' > notes.md\n# notes\nEOF\n";
