@@ -271,7 +271,19 @@ impl<'a> Walk<'a> {
                 let mut cursor = node.walk();
                 let stages: Vec<Node> = node.named_children(&mut cursor).collect();
                 for (i, stage) in stages.into_iter().enumerate() {
-                    self.statement(stage, Some((id, i)), depth + 1);
+                    if i > 0 && !matches!(stage.kind(), "command" | "redirected_statement") {
+                        // `… | (sh)`, `… | { sh; }`: what its commands read
+                        // is the pipe's text, unknown here.
+                        let before = self.out.commands.len();
+                        self.statement(stage, None, depth + 1);
+                        for c in self.out.commands.get_mut(before..).unwrap_or_default() {
+                            if c.input == Input::Inherit {
+                                c.input = Input::Text(None);
+                            }
+                        }
+                    } else {
+                        self.statement(stage, Some((id, i)), depth + 1);
+                    }
                 }
             }
             "function_definition" => {
@@ -420,13 +432,18 @@ impl<'a> Walk<'a> {
                             op.push_str(self.text(child));
                         }
                     }
+                    let feed = target.iter().find_map(|w| w.feed.clone());
                     let target = target
                         .iter()
                         .map(|w| w.text.clone())
                         .collect::<Vec<_>>()
                         .join(" ");
                     if op.starts_with('<') && !op.contains('>') {
-                        input = Input::File;
+                        // `sh < <(cmd)` reads what `cmd` prints.
+                        input = match feed {
+                            Some(text) => Input::Text(text),
+                            None => Input::File,
+                        };
                     }
                     list.push(format!("{op} {target}"));
                 }
