@@ -407,20 +407,26 @@ const MAX_PENDING: usize = 1024;
 /// `write` / `submit`, checked first: input to a shell (`guard::reads_shell_code`
 /// on the process's command line) is a command line and meets the same
 /// check as `terminal` (approval asked for `process`); input to any other
-/// program is refused only on a hard line.
+/// program is refused only on a hard line (and not read past the check's
+/// 128,000 characters: a payload is that program's business).
 fn guarded_write(ctx: &ToolContext, bg: &Background, data: String) -> Result<Value, String> {
+    let shell = guard::reads_shell_code(&bg.command);
     let pending = procs::lock(&PENDING)
         .get(&bg.id)
         .cloned()
         .unwrap_or_default();
     let text = pending + &data;
-    if guard::reads_shell_code(&bg.command) {
+    if shell {
         guard_command(ctx, "process", &text)?;
-    } else if let Verdict::HardLine(_) = guard::check(&text, ctx.profile()) {
-        guard_command(ctx, "process", &text)?;
+    } else if text.chars().count() <= guard::MAX_CHECKED_CHARS {
+        // Data for a program of its own: only a hard line is refused (a
+        // long payload is its business, not a command line).
+        if let Verdict::HardLine(_) = guard::check(&text, ctx.profile()) {
+            guard_command(ctx, "process", &text)?;
+        }
     }
     let answer = write(bg, data);
-    if answer["status"] == "ok" {
+    if shell && answer["status"] == "ok" {
         let rest = text.rsplit('\n').next().unwrap_or_default();
         let mut map = procs::lock(&PENDING);
         if rest.is_empty() {
