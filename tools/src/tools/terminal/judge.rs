@@ -20,8 +20,10 @@ const MAX_NESTING: usize = 4;
 const MAX_WRAPPERS: usize = 8;
 /// Characters of nested shell code parsed for one command line, at most.
 const MAX_NESTED_CHARS: usize = 4 * super::guard::MAX_CHECKED_CHARS;
-/// Time one command line may take to read; past it, it is held.
-const MAX_PARSE_TIME: Duration = Duration::from_millis(500);
+/// Time one command line may take to read; past it, it is held. A
+/// 128,000-character line takes about 65 ms in a release build; this
+/// bounds a pathological one (and a debug build on a loaded machine).
+const MAX_PARSE_TIME: Duration = Duration::from_secs(2);
 
 /// The holds (reasons for approval) that are no rule of the table.
 pub(super) const NAME_UNKNOWN: &str =
@@ -96,7 +98,12 @@ impl Judge<'_> {
     /// Judges a command line; `certain`: its text is what will run (not a
     /// guess from expansions).
     fn script(&self, text: &str, depth: usize, certain: bool, out: &mut Findings) {
-        let mut script = parse::parse(text, self.deadline);
+        let max_depth = if depth == 0 {
+            parse::MAX_DEPTH
+        } else {
+            parse::MAX_DEPTH / 4
+        };
+        let mut script = parse::parse(text, self.deadline, max_depth);
         if let Some(e) = &script.error {
             if plain(text) {
                 // Read without the grammar, as the text rules would.
@@ -443,7 +450,7 @@ fn shell_args(args: &[Word]) -> ShellArgs<'_> {
 /// c bash`: a shell name last among its words). `process` judges what is
 /// written to it as a command line.
 pub(super) fn reads_shell_code(command: &str) -> bool {
-    let script = parse::parse(command, Instant::now() + MAX_PARSE_TIME);
+    let script = parse::parse(command, Instant::now() + MAX_PARSE_TIME, parse::MAX_DEPTH);
     script.commands.iter().any(|c| reads_code(&c.words, 0))
 }
 

@@ -12,8 +12,10 @@ use std::time::Instant;
 
 use tree_sitter::{Node, ParseOptions, Parser, Tree};
 
-/// How deep the syntax tree is walked; deeper nesting is held.
-const MAX_DEPTH: usize = 256;
+/// How deep the syntax tree of a command line is walked; deeper nesting
+/// is held. Code fed to a shell is walked a quarter as deep (four levels
+/// of it at most), so the walk stays within a small thread stack.
+pub(super) const MAX_DEPTH: usize = 256;
 /// Words one word may brace-expand to.
 const MAX_BRACE_WORDS: usize = 256;
 /// Characters of literal output computed for one `echo` / `printf`.
@@ -107,8 +109,9 @@ fn parse_tree(text: &str, deadline: Instant) -> Result<Tree, String> {
     })
 }
 
-/// Parses `text` (by `deadline`) into its simple commands.
-pub(super) fn parse(text: &str, deadline: Instant) -> Script {
+/// Parses `text` (by `deadline`) into its simple commands, walking its
+/// tree `max_depth` levels deep at most.
+pub(super) fn parse(text: &str, deadline: Instant, max_depth: usize) -> Script {
     let tree = match parse_tree(text, deadline) {
         Ok(tree) => tree,
         Err(e) => {
@@ -124,6 +127,7 @@ pub(super) fn parse(text: &str, deadline: Instant) -> Script {
         vars: HashMap::new(),
         out: Script::default(),
         pipes: 0,
+        max_depth,
     };
     if root.has_error() {
         walk.out.error = Some(first_error(root, text));
@@ -159,6 +163,7 @@ struct Walk<'a> {
     vars: HashMap<String, Option<String>>,
     out: Script,
     pipes: usize,
+    max_depth: usize,
 }
 
 /// The word being built and the words finished (a word may split or
@@ -248,7 +253,7 @@ impl<'a> Walk<'a> {
     }
 
     fn deep(&mut self, depth: usize) -> bool {
-        if depth > MAX_DEPTH {
+        if depth > self.max_depth {
             let reason = "a command nested too deeply to read".to_string();
             if !self.out.findings.contains(&Finding::Hold(reason.clone())) {
                 self.out.findings.push(Finding::Hold(reason));
@@ -1190,7 +1195,7 @@ mod tests {
     use std::time::Duration;
 
     fn names(text: &str) -> Vec<Vec<String>> {
-        let s = parse(text, Instant::now() + Duration::from_secs(5));
+        let s = parse(text, Instant::now() + Duration::from_secs(5), MAX_DEPTH);
         s.commands
             .iter()
             .map(|c| c.words.iter().map(|w| w.text.clone()).collect())
