@@ -4,7 +4,8 @@
 //! `detect_dangerous_command`), observed one by one. Some are stricter on
 //! purpose: the reference lets `wget ... | sudo bash` and
 //! `eval "$(curl ...)"`, `. <(curl ...)` and `dash -c` through unasked,
-//! and only asks for `sudo -u root rm -rf /` and `time -p rm -rf /`.
+//! and only asks for `sudo -u root rm -rf /`, `time -p rm -rf /` and
+//! `rm -rf /tmp/../` (the parser normalizes `/tmp/..` to `/`).
 
 use hermes_runtime::Profile;
 use hermes_tools::{check_command, CommandVerdict};
@@ -200,7 +201,8 @@ const CASES: &[(&str, Kind)] = &[
     ("rm -fr /var", HardLine),
     ("rm -rf /.", HardLine),
     ("rm -rf //", HardLine),
-    ("rm -rf /tmp/../", Approve),
+    // Stricter than the reference (Approve): `/tmp/..` is `/`.
+    ("rm -rf /tmp/../", HardLine),
     ("DELETE FROM t; -- WHERE", Approve),
     ("delete from t where x", Allow),
     ("drop database prod", Approve),

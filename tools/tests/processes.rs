@@ -323,7 +323,12 @@ async fn a_fork_bomb_stays_under_the_process_bound() {
     // `sleep`, for the check that nothing is left). The sampler counts the
     // processes of the command cgroup whose bound is LIMIT: the bomb's,
     // as the kernel lists them.
-    let script = format!("b() {{ sleep {} & b | b & }}; b", sb.mark());
+    // The bomb is sourced from a file: written in the command it is a hard
+    // line (`terminal` reads the command as bash will) and never runs.
+    let script = format!(
+        "printf '%s\\n' 'b() {{ sleep {} & b | b & }}; b' > bomb.sh; . ./bomb.sh",
+        sb.mark()
+    );
     let Containment::Cgroup { parent, .. } = containment().clone() else {
         unreachable!("checked above");
     };

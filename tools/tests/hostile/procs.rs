@@ -23,9 +23,10 @@ fn a_fork_bomb_is_bounded_and_torn_down() {
     std::fs::write(profile.path().join(".env"), "TERMINAL_MAX_PROCESSES=48\n").expect("env");
     let out = harness::call(
         "terminal",
-        // The classic `:(){ :|:& };:` is a hard line (never run); the same
-        // bomb under another name is what the process bound must hold.
-        &json!({"command": "b(){ b|b& };b", "timeout": 3}),
+        // A fork bomb written in the command is a hard line under any name
+        // (never run); sourced from a file, unread, it is what the process
+        // bound must hold.
+        &json!({"command": "printf '%s\\n' 'b(){ b|b& };b' > bomb.sh; . ./bomb.sh", "timeout": 3}),
         cwd.path(),
         profile.path(),
         &[],
@@ -34,7 +35,7 @@ fn a_fork_bomb_is_bounded_and_torn_down() {
     let v = &out.json;
     let note = v["note"].as_str().unwrap_or("");
     assert!(note.contains("limit of 48 processes"), "{note}");
-    assert!(note.contains("left running were terminated"), "{note}");
+    assert!(note.contains("left running were terminated"), "{note} {v}");
     assert!(out.elapsed < Duration::from_secs(30), "{:?}", out.elapsed);
 }
 

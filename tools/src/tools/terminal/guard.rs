@@ -1,23 +1,35 @@
 //! What `terminal` checks before a command runs: the rules of
 //! `command_rules.tsv` (hard-line blocks, blocks, and patterns that need
-//! the user's approval) matched against the command as the shell would
-//! read it.
+//! the user's approval), matched twice.
 //!
-//! The command is normalized first, so spelling tricks do not hide it:
-//! ANSI escapes and NUL bytes dropped, Unicode compatibility forms folded
-//! (NFKC: full-width letters become ASCII), line continuations joined,
-//! the user's and the profile's absolute home folders written as `~/` and
-//! `~/.hermes/`, backslash escapes and empty quotes (`r\m`, `r''m`)
-//! removed, `$IFS` read as a space. Rules then see these variants, in
-//! order: the normalized text; the same with a line break at every
-//! command start outside quotes (`a; b`, `a && b`, `(b)`, `{ b; }`), so
-//! rules anchored at a command start (`@cmd@`) find `b`; and the script
-//! of every `sh -c '...'` (recursively, a few levels deep).
+//! 1. Against each simple command as bash will run it (`judge.rs`, over
+//!    the syntax tree of `parse.rs`): its words with quotes removed and
+//!    known expansions applied, wrappers (`sudo`, `env`, `timeout 5`,
+//!    `xargs`, `find -exec`, …) unwrapped, paths normalized; every pipeline
+//!    as its stages joined by ` | `; and the code a shell is fed (`sh -c`,
+//!    `eval`, `| sh`, heredocs, `source <(…)`), judged again. What only
+//!    the running shell can know (a command name made by an expansion,
+//!    unknown text fed to a shell) is held for approval.
+//! 2. Against the whole text, as the reference matches it, normalized so
+//!    spelling tricks do not hide it: ANSI escapes and NUL bytes dropped,
+//!    Unicode compatibility forms folded (NFKC: full-width letters become
+//!    ASCII), line continuations joined, the user's and the profile's
+//!    absolute home folders written as `~/` and `~/.hermes/`, backslash
+//!    escapes and empty quotes (`r\m`, `r''m`) removed, `$IFS` read as a
+//!    space. Rules see these variants, in order: the normalized text; the
+//!    same with a line break at every command start outside quotes (`a; b`,
+//!    `a && b`, `(b)`, `{ b; }`), so rules anchored at a command start
+//!    (`@cmd@`) find `b`; and the script of every `sh -c '...'`
+//!    (recursively, a few levels deep). This keeps every verdict of the
+//!    reference (whose rules are written for whole texts: `DROP TABLE` in
+//!    a `psql -c` string, `chmod +x x && ./x`).
+//!
+//! The strictest verdict of the two wins.
 
 use std::sync::LazyLock;
 
 use hermes_runtime::Profile;
-use regex::bytes::Regex as BytesRegex;
+use regex::bytes::{Regex as BytesRegex, RegexSet as BytesRegexSet};
 use regex::Regex;
 use unicode_normalization::UnicodeNormalization;
 
@@ -53,23 +65,59 @@ pub enum Verdict {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     HardLine,
     Block,
     Approve,
 }
 
 #[derive(Debug)]
-struct Rule {
-    kind: Kind,
-    description: String,
+pub(super) struct Rule {
+    pub(super) kind: Kind,
+    pub(super) description: String,
     regex: BytesRegex,
     /// A match is dropped when this matches the rest of its line.
     unless: Option<BytesRegex>,
 }
 
+/// The rules, and all their regexes in one set: a text is scanned once
+/// for every rule (`RegexSet`), then only the rules it matched are run
+/// one by one (for their `UNLESS`).
+#[derive(Debug)]
+pub(super) struct Table {
+    rules: Vec<Rule>,
+    set: BytesRegexSet,
+}
+
+impl Table {
+    /// The first rule of `kind`, in table order, that `text` matches.
+    pub(super) fn first(&self, kind: Kind, text: &str) -> Option<&Rule> {
+        self.set
+            .matches(text.as_bytes())
+            .into_iter()
+            .filter_map(|i| self.rules.get(i))
+            .filter(|r| r.kind == kind)
+            .find(|r| matches(r, text))
+    }
+
+    /// Every rule `text` matches, in table order.
+    pub(super) fn all<'t>(&'t self, text: &str) -> Vec<&'t Rule> {
+        self.set
+            .matches(text.as_bytes())
+            .into_iter()
+            .filter_map(|i| self.rules.get(i))
+            .filter(|r| matches(r, text))
+            .collect()
+    }
+}
+
 /// The parsed table, or what is wrong with it (a test holds it to none).
-static TABLE: LazyLock<Result<Vec<Rule>, String>> = LazyLock::new(|| parse(RULES));
+static TABLE: LazyLock<Result<Table, String>> = LazyLock::new(|| {
+    let rules = parse(RULES)?;
+    let set = BytesRegexSet::new(rules.iter().map(|r| r.regex.as_str()))
+        .map_err(|e| format!("the rules do not compile as one set: {e}"))?;
+    Ok(Table { rules, set })
+});
 
 /// A rule's regex, over bytes: the command is lower-cased before
 /// matching, so the rules are written in lower case and compiled without
@@ -131,11 +179,20 @@ fn parse(text: &str) -> Result<Vec<Rule>, String> {
     Ok(rules)
 }
 
-/// Checks `command` for `profile`: the first hard-line rule any variant
-/// matches, else the first block, else the first rule needing approval.
+pub(super) use super::judge::reads_shell_code;
+
+/// The rule table (for the tests of the judge).
+#[cfg(test)]
+pub(super) fn table() -> Result<&'static Table, &'static String> {
+    TABLE.as_ref()
+}
+
+/// Checks `command` for `profile`: the strictest verdict of the two
+/// passes (module docs): a hard line, else a block, else the first rule
+/// or hold needing approval.
 pub fn check(command: &str, profile: &Profile) -> Verdict {
-    let rules = match TABLE.as_ref() {
-        Ok(rules) => rules,
+    let table = match TABLE.as_ref() {
+        Ok(table) => table,
         // Cannot happen with the shipped table (a test parses it); if it
         // did, nothing may run unchecked.
         Err(e) => return Verdict::HardLine(format!("the command rules are broken: {e}")),
@@ -145,25 +202,29 @@ pub fn check(command: &str, profile: &Profile) -> Verdict {
             "command too long to check (over {MAX_CHECKED_CHARS} characters)"
         ));
     }
+    let parsed = super::judge::judge(command, profile, table);
     let variants = variants(command, profile);
-    let first = |kind: Kind| {
-        variants.iter().find_map(|v| {
-            rules
-                .iter()
-                .filter(|r| r.kind == kind)
-                .find(|r| matches(r, v))
-                .map(|r| r.description.clone())
-        })
+    let text = |kind: Kind| {
+        variants
+            .iter()
+            .find_map(|v| table.first(kind, v))
+            .map(|r| r.description.clone())
     };
-    if let Some(d) = first(Kind::HardLine) {
+    let parsed_first = |kind: Kind| {
+        parsed
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, d)| d.clone())
+    };
+    if let Some(d) = parsed_first(Kind::HardLine).or_else(|| text(Kind::HardLine)) {
         return Verdict::HardLine(d);
     }
     if profile.secret("SUDO_PASSWORD").is_none() {
-        if let Some(d) = first(Kind::Block) {
+        if let Some(d) = parsed_first(Kind::Block).or_else(|| text(Kind::Block)) {
             return Verdict::Block(d);
         }
     }
-    match first(Kind::Approve) {
+    match text(Kind::Approve).or_else(|| parsed_first(Kind::Approve)) {
         Some(d) => Verdict::Approve(d),
         None => Verdict::Allow,
     }
@@ -242,7 +303,7 @@ pub fn normalize(command: &str, profile: &Profile) -> String {
 
 /// `home/…` written as `replacement/…`, for a home at least two folders
 /// deep (so `/` or `/home` never rewrites unrelated paths).
-fn fold_home(text: &str, home: &str, replacement: &str) -> String {
+pub(super) fn fold_home(text: &str, home: &str, replacement: &str) -> String {
     let home = home.trim_end_matches('/');
     if home.split('/').filter(|c| !c.is_empty()).count() < 2 {
         return text.to_string();
@@ -296,7 +357,7 @@ mod tests {
 
     #[test]
     fn the_table_parses() {
-        let rules = TABLE.as_ref().unwrap();
+        let rules = &TABLE.as_ref().unwrap().rules;
         assert!(rules.iter().filter(|r| r.kind == Kind::HardLine).count() >= 10);
         assert!(rules.iter().filter(|r| r.kind == Kind::Approve).count() >= 60);
     }

@@ -21,6 +21,8 @@ mod exit_codes;
 mod exported;
 
 mod guard;
+mod judge;
+mod parse;
 pub mod session;
 
 pub use guard::Verdict;
@@ -138,7 +140,7 @@ pub fn terminal(
     if command.contains('\0') {
         return Err("command contains a NUL character, which no shell can run".into());
     }
-    guard_command(ctx, &command)?;
+    guard_command(ctx, "terminal", &command)?;
     if ctx.cancellation().is_cancelled() {
         return Err("The call was cancelled before the command started; it did not run".into());
     }
@@ -512,10 +514,55 @@ fn process_action(
         ProcessAction::Log => log(&bg, offset, limit),
         ProcessAction::Wait => wait(ctx, &bg, timeout),
         ProcessAction::Kill => kill(ctx, &bg),
-        ProcessAction::Write => write(&bg, data.unwrap_or_default()),
-        ProcessAction::Submit => write(&bg, data.unwrap_or_default() + "\n"),
+        ProcessAction::Write => guarded_write(ctx, &bg, data.unwrap_or_default())?,
+        ProcessAction::Submit => guarded_write(ctx, &bg, data.unwrap_or_default() + "\n")?,
         ProcessAction::Close => close(&bg),
     })
+}
+
+/// What was written to each background process since its last newline
+/// (the line a shell has not run yet), by session id: the next write is
+/// judged together with it, so `r` then `m -rf …` is `rm -rf …`.
+static PENDING: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<String, String>>> =
+    std::sync::LazyLock::new(Default::default);
+/// Background processes whose unfinished line is remembered, at most.
+const MAX_PENDING: usize = 1024;
+
+/// `write` / `submit`, checked first: input to a shell (`guard::reads_shell_code`
+/// on the process's command line) is a command line and meets the same
+/// check as `terminal` (approval asked for `process`); input to any other
+/// program is refused only on a hard line (and not read past the check's
+/// 128,000 characters: a payload is that program's business).
+fn guarded_write(ctx: &ToolContext, bg: &Background, data: String) -> Result<Value, String> {
+    let shell = guard::reads_shell_code(&bg.command);
+    let pending = procs::lock(&PENDING)
+        .get(&bg.id)
+        .cloned()
+        .unwrap_or_default();
+    let text = pending + &data;
+    if shell {
+        guard_command(ctx, "process", &text)?;
+    } else if text.chars().count() <= guard::MAX_CHECKED_CHARS {
+        // Data for a program of its own: only a hard line is refused (a
+        // long payload is its business, not a command line).
+        if let Verdict::HardLine(_) = guard::check(&text, ctx.profile()) {
+            guard_command(ctx, "process", &text)?;
+        }
+    }
+    let answer = write(bg, data);
+    if shell && answer["status"] == "ok" {
+        let rest = text.rsplit('\n').next().unwrap_or_default();
+        let mut map = procs::lock(&PENDING);
+        if rest.is_empty() {
+            map.remove(&bg.id);
+        } else {
+            if map.len() >= MAX_PENDING {
+                map.clear();
+            }
+            map.insert(bg.id.clone(), rest.to_string());
+        }
+    }
+    Ok(answer)
 }
 
 /// The answer for input to a process that already exited.
@@ -682,10 +729,11 @@ fn working_dir(session_cwd: &Path, workdir: Option<&str>) -> Result<PathBuf, Str
     }
 }
 
-/// Checks `command` against the rules (`guard.rs`) before it runs: a hard
-/// line or a block refuses it; a dangerous pattern asks for approval
+/// Checks `command` against the rules (`guard.rs`) before it runs (or,
+/// for `process`, before a shell reads it): a hard line or a block
+/// refuses it; a dangerous pattern asks for approval for `tool`
 /// (`hermes_runtime::approval`), and a refusal is the answer.
-fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
+fn guard_command(ctx: &ToolContext, tool: &str, command: &str) -> Result<(), String> {
     let verdict = guard::check(command, ctx.profile());
     // Hard lines first; then the user's deny rules, before anything that
     // could approve the command (the operator's switch, `approvals.mode:
@@ -717,7 +765,7 @@ fn guard_command(ctx: &ToolContext, command: &str) -> Result<(), String> {
         )),
         Verdict::Approve(reason) => approval::request_blocking(
             ctx,
-            "terminal",
+            tool,
             ApprovalNeed::for_command(reason.clone(), reason, command),
         ),
     }
