@@ -560,11 +560,15 @@ fn next_about(id: &str) -> Option<hermes_tools::ProcessNotification> {
 #[tokio::test]
 async fn notify_on_complete_and_watch_patterns_reach_the_queue() {
     // The only test of this binary that reads the process-wide queue.
-    let sb = Sandbox::new("");
+    // A value of the profile's .env, whatever its name, reaches the queue
+    // redacted, as it reaches `terminal`'s own answer.
+    let secret = "pl41n-v4lue-0f-a-cust0m-key";
+    let sb = Sandbox::new(&format!("MY_OWN_THING={secret}\n"));
     let v = sb
         .call(
             "terminal",
-            json!({"command": "echo working; exit 3", "background": true, "notify_on_complete": true}),
+            json!({"command": "echo working; echo \"got $MY_OWN_THING\"; exit 3",
+                   "background": true, "notify_on_complete": true}),
         )
         .await;
     assert_eq!(v["notify_on_complete"], true, "{v}");
@@ -575,6 +579,10 @@ async fn notify_on_complete_and_watch_patterns_reach_the_queue() {
         ("completion", Some("exited"), Some(3))
     );
     assert!(n.output.contains("working"), "{n:?}");
+    assert!(
+        !n.output.contains(secret) && n.output.contains("«redacted:MY_OWN_THING»"),
+        "{n:?}"
+    );
     assert_eq!(n.task_id.as_deref(), Some("task-1"));
     assert_eq!(n.profile_home, sb.home);
 

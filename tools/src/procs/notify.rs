@@ -155,17 +155,28 @@ impl Origin {
     /// Queues `event`, its output and command redacted as `terminal`'s are.
     fn send(&self, mut event: ProcessNotification) {
         if self.redact {
-            use crate::redact::{dumps_environment, force_redact, Scope};
+            use crate::redact::{dumps_environment, force_redact, redact_secret_values, Scope};
             let scope = if dumps_environment(&event.command) {
                 Scope::Text
             } else {
                 Scope::Code
             };
-            if let Cow::Owned(clean) = force_redact(&event.output, scope) {
-                event.output = clean;
-            }
-            if let Cow::Owned(clean) = force_redact(&event.command, Scope::Code) {
-                event.command = clean;
+            // The patterns, then the profile's own values, as
+            // `redact_for` does (redaction was found on for the profile
+            // when the process started).
+            let profile = hermes_runtime::Profile::new(&self.profile_home);
+            for (text, scope) in [
+                (&mut event.output, scope),
+                (&mut event.command, Scope::Code),
+            ] {
+                let clean = match force_redact(text, scope) {
+                    Cow::Owned(clean) => redact_secret_values(&profile, &clean).into_owned(),
+                    Cow::Borrowed(same) => match redact_secret_values(&profile, same) {
+                        Cow::Owned(clean) => clean,
+                        Cow::Borrowed(_) => continue,
+                    },
+                };
+                *text = clean;
             }
         }
         notifications().push(event);
