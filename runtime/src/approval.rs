@@ -467,16 +467,49 @@ pub fn denied_by_user(ctx: &ToolContext, texts: &[&str]) -> Option<String> {
                 .filter(|c| !c.is_empty()),
         );
     }
-    let hit = rules
+    let compiled = deny_set(rules);
+    let (set, kept) = compiled.as_ref().as_ref()?;
+    let first = candidates
         .iter()
-        .map(|r| r.trim())
-        .filter(|r| !r.is_empty())
-        .find(|rule| glob(rule, true).is_some_and(|g| candidates.iter().any(|c| g.is_match(c))))?;
+        .filter_map(|c| set.matches(c).into_iter().next())
+        .min()?;
+    let hit = &kept[first];
     Some(format!(
         "BLOCKED: the user's own rules forbid this command (it matches the rule '{hit}'). It \
          was not run, and no approval can run it. Do not retry it, reword it or reach the \
          same result another way; tell the user what you wanted to do."
     ))
+}
+
+/// The deny rules compiled into one set (and the rules it holds, in
+/// order), kept while the list is the same: a command is judged without
+/// compiling anything. `None` when no rule compiles.
+type DenySet = Option<(regex::RegexSet, Vec<String>)>;
+
+fn deny_set(rules: &[String]) -> Arc<DenySet> {
+    static LAST: Mutex<Option<(Vec<String>, Arc<DenySet>)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((list, set)) = last.as_ref() {
+        if list.as_slice() == rules {
+            return Arc::clone(set);
+        }
+    }
+    let mut kept = Vec::new();
+    let mut patterns = Vec::new();
+    for rule in rules.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
+        if let Some(g) = glob(rule, true) {
+            patterns.push(g.as_str().to_string());
+            kept.push(rule.to_string());
+        }
+    }
+    let set = Arc::new(
+        regex::RegexSet::new(&patterns)
+            .ok()
+            .filter(|_| !kept.is_empty())
+            .map(|set| (set, kept)),
+    );
+    *last = Some((rules.to_vec(), Arc::clone(&set)));
+    set
 }
 
 /// Whether `ctx` is a cron job's (no user to ask).

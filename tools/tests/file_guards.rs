@@ -592,6 +592,15 @@ fn the_read_guard_says_why_and_guards_the_systems_secrets() {
         assert!(err.contains(says), "{path}: {err}");
         assert!(!err.contains("not found"), "{path}: {err}");
     }
+    // A search of /etc passes the secrets by (read-only, like the reads).
+    let v = w.call(
+        "search_files",
+        json!({"pattern": "root:", "path": "/etc", "limit": 1000}),
+    );
+    let text = v.to_string();
+    for secret in ["/etc/shadow", "/etc/gshadow", "ssh_host_"] {
+        assert!(!text.contains(secret), "{secret}: {text}");
+    }
     // Through a link with an innocent name, too.
     symlink(format!("/proc/{pid}/environ"), w.proj().join("notes.txt")).unwrap();
     let v = w.call("read_file", json!({"path": "notes.txt"}));
