@@ -450,7 +450,9 @@ fn glob(pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
 /// every text of `texts` (the command as given and as the tool normalized
 /// it, say) whole, and against each command of a list or pipeline in them
 /// (split at `;`, `&`, `|`, newlines, `(`, `)`, `{`, `}` and backticks,
-/// quotes ignored: a deny rule errs on the side of refusing). Call it
+/// quotes ignored: a deny rule errs on the side of refusing), with and
+/// without the folder of its first word. A rule without `*`, `?` or `[`
+/// names a command: it matches that command with any arguments. Call it
 /// before any other approval step: nothing approves a denied command.
 pub fn denied_by_user(ctx: &ToolContext, texts: &[&str]) -> Option<String> {
     let config = ctx.profile().config();
@@ -458,14 +460,21 @@ pub fn denied_by_user(ctx: &ToolContext, texts: &[&str]) -> Option<String> {
     if rules.is_empty() {
         return None;
     }
-    let mut candidates: Vec<&str> = Vec::new();
+    let mut candidates: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     for text in texts {
-        candidates.push(text.trim());
-        candidates.extend(
+        let pieces = std::iter::once(text.trim()).chain(
             text.split([';', '&', '|', '\n', '(', ')', '{', '}', '`'])
                 .map(str::trim)
                 .filter(|c| !c.is_empty()),
         );
+        for piece in pieces {
+            // `/usr/bin/touch x` is `touch x` to a rule as well.
+            let (name, rest) = piece.split_once(char::is_whitespace).unwrap_or((piece, ""));
+            if let Some((_, base)) = name.rsplit_once('/').filter(|(_, b)| !b.is_empty()) {
+                candidates.push(format!("{base} {rest}").trim_end().to_string().into());
+            }
+            candidates.push(piece.into());
+        }
     }
     let compiled = deny_set(rules);
     let (set, kept) = compiled.as_ref().as_ref()?;
@@ -497,7 +506,13 @@ fn deny_set(rules: &[String]) -> Arc<DenySet> {
     let mut kept = Vec::new();
     let mut patterns = Vec::new();
     for rule in rules.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
-        if let Some(g) = glob(rule, true) {
+        if !rule.contains(['*', '?', '[']) {
+            // A plain rule names a command: `touch` denies `touch x`,
+            // `git push` denies `git push origin main` (the reference
+            // matches it whole, so `touch` there denies only a bare `touch`).
+            patterns.push(format!("(?si)^{}(?:\\s.*)?$", regex::escape(rule)));
+            kept.push(rule.to_string());
+        } else if let Some(g) = glob(rule, true) {
             patterns.push(g.as_str().to_string());
             kept.push(rule.to_string());
         }

@@ -414,6 +414,37 @@ fn the_users_deny_rules_come_before_every_bypass() {
 }
 
 #[test]
+fn a_plain_deny_rule_names_a_command_with_any_arguments() {
+    // The configuration: `deny: ["touch"]` with `mode: off`.
+    let _x = Exclusive::take();
+    let sb = Sandbox::new();
+    sb.config("approvals:\n  deny: [\"touch\", \"git push\"]\n  mode: \"off\"\n");
+    approval::set_yolo(true);
+    let marker = sb.dir.path().join("made");
+    for command in [
+        format!("touch {}", marker.display()),
+        format!("/usr/bin/touch {}", marker.display()),
+        format!("echo a && touch {}", marker.display()),
+        "git push origin main".to_string(),
+    ] {
+        let v = call(&sb.ctx("t1"), "terminal", json!({ "command": command }));
+        let error = v["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{command}: {v}"));
+        assert!(error.contains("user's own rules"), "{command}: {v}");
+    }
+    assert!(!marker.exists(), "a denied command ran");
+    // A word that only starts like the rule is another command.
+    let v = call(
+        &sb.ctx("t1"),
+        "terminal",
+        json!({ "command": "echo touchstone; git pushy 2>/dev/null; true" }),
+    );
+    assert!(v.get("error").is_none(), "{v}");
+    approval::set_yolo(false);
+}
+
+#[test]
 fn mode_off_runs_flagged_commands_and_smart_asks_the_user() {
     let _x = Exclusive::take();
     let sb = Sandbox::new();
