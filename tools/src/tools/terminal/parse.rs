@@ -935,6 +935,23 @@ pub(super) fn literal_output(cmd: &Simple, pipe_in: Option<&str>) -> Option<Stri
             text
         }
         "printf" => printf(&args)?,
+        // `… | base64 -d`: decoded here as it will be there.
+        "base64"
+            if args
+                .iter()
+                .all(|a| matches!(*a, "-d" | "--decode" | "-i" | "-di"))
+                && !args.is_empty() =>
+        {
+            let input = match &cmd.input {
+                Input::Text(text) => text.clone()?,
+                Input::Pipe => pipe_in?.to_string(),
+                _ => return None,
+            };
+            let clean: String = input.chars().filter(|c| !c.is_whitespace()).collect();
+            let bytes =
+                base64::Engine::decode(&base64::engine::general_purpose::STANDARD, clean).ok()?;
+            String::from_utf8(bytes).ok()?
+        }
         "cat" if args.is_empty() || args == ["-"] => match &cmd.input {
             Input::Text(text) => text.clone()?,
             Input::Pipe => pipe_in?.to_string(),
