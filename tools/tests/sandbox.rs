@@ -90,12 +90,14 @@ fn workspace_write_refuses_ssh_the_profile_and_etc_even_as_root() {
                    mv prof prof-moved; \
                    exit 1";
     // Inside the namespace only: a tmpfs for every scratch layer, /etc as
-    // an overlay over it, the home a scratch folder.
+    // an overlay over it, the home a scratch folder with no `.ssh` and none
+    // of the other credential files: the sandbox makes `.ssh` (empty,
+    // read-only to the command), and the home stays writable.
     let script = r#"
         set -e
         T="$1"; BIN="$2"; ARGS="$3"; H="$4"
         mount -t tmpfs tmpfs "$T/mnt"
-        mkdir -p "$T/mnt/up" "$T/mnt/work" "$T/mnt/home/.ssh" "$T/mnt/home/prof"
+        mkdir -p "$T/mnt/up" "$T/mnt/work" "$T/mnt/home/prof"
         printf 'terminal:\n  sandbox: workspace-write\n' > "$T/mnt/home/prof/config.yaml"
         mount -t overlay overlay -o "lowerdir=/etc,upperdir=$T/mnt/up,workdir=$T/mnt/work" /etc
         mount --bind "$T/mnt/home" "$H"
@@ -145,7 +147,7 @@ fn workspace_write_refuses_ssh_the_profile_and_etc_even_as_root() {
     for (path, rule) in [
         (".ssh/authorized_keys", "SSH"),
         ("/etc/hermes-sandbox-probe", "system"),
-        ("prof/config.yaml", "configuration"),
+        ("prof/config.yaml", "config"),
         ("prof/.env", "secrets"),
     ] {
         let at = note

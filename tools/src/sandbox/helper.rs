@@ -17,9 +17,12 @@
 //!    and it is bind-mounted over itself, so it cannot be renamed away and
 //!    replaced (a mount point is busy). A protected path that does not
 //!    exist is kept from being created: its nearest existing folder inside
-//!    the root is mounted read-only, or, when that is the root itself, the
-//!    root is granted through its entries rather than as a whole (nothing
-//!    new can be made directly in it). `--hide DIR --keep NAME`: an empty
+//!    the root is mounted read-only. When that is the root itself, a
+//!    missing `.ssh` is made first (empty, mode 0700, as `ssh` makes it)
+//!    and mounted read-only; any other protected path missing right under
+//!    the root stays creatable (the root stays writable as a whole: a
+//!    sandbox in `~` that could not make a file in `~` would be useless),
+//!    which docs/limits.md says. `--hide DIR --keep NAME`: an empty
 //!    file system over DIR (the agent's private folder), with only
 //!    DIR/NAME (this command's or this shell's own folder) bound back
 //!    (where no mount namespace can be made and nothing else needs one,
@@ -37,6 +40,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
@@ -133,8 +137,7 @@ fn apply(r: &Request) -> Result<(), String> {
         })
         .collect();
     let loopback = r.net == "loopback";
-    let mut whole_roots: Vec<&Path> = Vec::new();
-    let mut by_entries: Vec<&Path> = Vec::new();
+    let whole_roots: Vec<&Path> = r.write.iter().map(PathBuf::as_path).collect();
     // Required for the protected paths inside a writable root and for
     // `loopback`; for hiding the private folder only where the kernel
     // gives one (a user namespace may be disabled for unprivileged users):
@@ -152,19 +155,12 @@ fn apply(r: &Request) -> Result<(), String> {
         hide(dir, r.keep.as_deref())?;
     }
     for (path, root) in &inside {
-        if protect(path, root)? == Protection::RootByEntries && !by_entries.contains(root) {
-            by_entries.push(root);
-        }
-    }
-    for root in &r.write {
-        if !by_entries.contains(&root.as_path()) {
-            whole_roots.push(root);
-        }
+        protect(path, root)?;
     }
     if loopback {
         loopback_up()?;
     }
-    landlock(&whole_roots, &by_entries, &r.protect, r.net == "off")?;
+    landlock(&whole_roots, r.net == "off")?;
     if r.net == "off" {
         seccomp_unix_only()?;
     }
@@ -246,26 +242,39 @@ fn bind(path: &Path, read_only: bool) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Debug, PartialEq, Eq)]
-enum Protection {
-    Mounted,
-    /// The root must be granted through its entries (see the module docs).
-    RootByEntries,
-}
+/// The protected folder a sandbox makes when it is missing right under a
+/// writable root (module docs): what grants a login to the machine.
+const MADE_WHEN_MISSING: &str = ".ssh";
 
 /// Keeps `path` (inside the writable `root`) from being written.
-fn protect(path: &Path, root: &Path) -> Result<Protection, String> {
+fn protect(path: &Path, root: &Path) -> Result<(), String> {
     // The nearest existing path: the protected one, or a folder above it.
-    let mut existing = path;
-    while std::fs::symlink_metadata(existing).is_err() {
-        match existing.parent() {
-            Some(up) => existing = up,
-            None => return Ok(Protection::Mounted),
-        }
-    }
+    let nearest = |path: &Path| {
+        path.ancestors()
+            .find(|p| std::fs::symlink_metadata(p).is_ok())
+            .map(Path::to_path_buf)
+    };
+    let Some(mut existing) = nearest(path) else {
+        return Ok(());
+    };
     if existing == root {
-        return Ok(Protection::RootByEntries);
+        let first = path
+            .strip_prefix(root)
+            .ok()
+            .and_then(|rest| rest.components().next());
+        if first.is_none_or(|c| c.as_os_str() != MADE_WHEN_MISSING) {
+            // Not protectable while missing (module docs).
+            return Ok(());
+        }
+        let dir = root.join(MADE_WHEN_MISSING);
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot make {}: {e}", dir.display())),
+        }
+        existing = nearest(path).unwrap_or(dir);
     }
+    let existing = existing.as_path();
     // Folders between the root and it stay where they are.
     let mut pins: Vec<&Path> = existing
         .ancestors()
@@ -277,7 +286,7 @@ fn protect(path: &Path, root: &Path) -> Result<Protection, String> {
         bind(dir, false)?;
     }
     bind(existing, true)?;
-    Ok(Protection::Mounted)
+    Ok(())
 }
 
 /// An empty file system over `dir`, with `dir/keep` bound back.
@@ -371,12 +380,7 @@ fn loopback_up() -> Result<(), String> {
 }
 
 /// The Landlock rules; an error when the kernel enforces none of them.
-fn landlock(
-    roots: &[&Path],
-    by_entries: &[&Path],
-    protected: &[PathBuf],
-    net_off: bool,
-) -> Result<(), String> {
+fn landlock(roots: &[&Path], net_off: bool) -> Result<(), String> {
     let abi = ABI::V6;
     let failed = |e: landlock::RulesetError| format!("cannot apply the Landlock rules: {e}");
     let read = AccessFs::from_read(abi) | AccessFs::IoctlDev;
@@ -419,19 +423,6 @@ fn landlock(
     }
     for root in roots {
         created = grant(created, root)?;
-    }
-    for root in by_entries {
-        let entries =
-            std::fs::read_dir(root).map_err(|e| format!("cannot list {}: {e}", root.display()))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let blocked = protected
-                .iter()
-                .any(|p| p.starts_with(&path) || path.starts_with(p));
-            if !blocked {
-                created = grant(created, &path)?;
-            }
-        }
     }
     let status = created.restrict_self().map_err(failed)?;
     if status.ruleset == RulesetStatus::NotEnforced {
