@@ -196,6 +196,47 @@ fn read_only_refuses_a_write_in_the_working_directory_and_full_allows_it() {
 /// A command that reports whether it reached `port` on the machine's
 /// loopback, whether a loopback server of its own answers it, and whether
 /// a Unix socket works.
+/// The capability bounding set a command of `config` runs with, from its
+/// own `/proc/self/status`.
+fn bounding_set(config: &str) -> u64 {
+    let (_dir, work, profile) = scratch(config);
+    let v = call_in(
+        &work,
+        &profile,
+        json!({"command": "grep CapBnd /proc/self/status"}),
+        &[],
+    );
+    let line = output(&v).trim().to_string();
+    let hex = line
+        .strip_prefix("CapBnd:")
+        .unwrap_or_else(|| panic!("{v}"))
+        .trim();
+    u64::from_str_radix(hex, 16).unwrap_or_else(|e| panic!("{e}: {v}"))
+}
+
+#[test]
+fn a_sandboxed_root_command_has_none_of_the_machines_capabilities() {
+    if !is_root() {
+        eprintln!("skipped: a command of an agent that is not root has no capability to drop");
+        return;
+    }
+    // Bits of capability(7): SYS_MODULE 16, SYS_RAWIO 17, SYS_ADMIN 21,
+    // SYS_BOOT 22, SYS_TIME 25, NET_ADMIN 12; CHOWN 0 and DAC_OVERRIDE 1
+    // are what root commands use every day.
+    let machine = [12u32, 16, 17, 21, 22, 25];
+    let everyday = [0u32, 1];
+    let sandboxed = bounding_set("terminal:\n  sandbox: workspace-write\n");
+    for bit in machine {
+        assert_eq!(sandboxed & (1 << bit), 0, "capability {bit}: {sandboxed:x}");
+    }
+    for bit in everyday {
+        assert_ne!(sandboxed & (1 << bit), 0, "capability {bit}: {sandboxed:x}");
+    }
+    // `full` is the agent's own authority (the contrast the test rests on).
+    let full = bounding_set("terminal:\n  sandbox: full\n");
+    assert_ne!(full & (1 << 16), 0, "{full:x}");
+}
+
 fn network_probe(port: u16) -> String {
     format!(
         "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo host-reached || echo host-unreachable; \

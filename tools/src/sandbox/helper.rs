@@ -29,14 +29,17 @@
 //!    the folder stays visible: Landlock still keeps it unwritable).
 //! 3. `--net loopback`: a network namespace of its own, with `lo` brought
 //!    up over rtnetlink.
-//! 4. Landlock: read and execute everywhere, write only beneath the
+//! 4. The machine's own capabilities (modules, reboot, raw I/O, the
+//!    clock, the host's network, …: [`MACHINE_CAPABILITIES`]) leave the
+//!    bounding set, so a root command never has them.
+//! 5. Landlock: read and execute everywhere, write only beneath the
 //!    writable roots and on the few devices every program writes; with
 //!    `--net off` also no TCP bind or connect (ABI 4+); signals and
 //!    abstract Unix sockets scoped to the sandbox (ABI 6+). `no_new_privs`.
-//! 5. `--net off`: a seccomp filter refusing (`EPERM`) every socket family
+//! 6. `--net off`: a seccomp filter refusing (`EPERM`) every socket family
 //!    but `AF_UNIX`, and `io_uring_setup` (whose operations seccomp does
 //!    not see).
-//! 6. `exec` of PROGRAM with the environment as it came.
+//! 7. `exec` of PROGRAM with the environment as it came.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -160,11 +163,48 @@ fn apply(r: &Request) -> Result<(), String> {
     if loopback {
         loopback_up()?;
     }
+    drop_machine_capabilities();
     landlock(&whole_roots, r.net == "off")?;
     if r.net == "off" {
         seccomp_unix_only()?;
     }
     Ok(())
+}
+
+/// Capabilities over the machine itself, which no sandboxed command needs
+/// and a root one would keep: loading kernel modules, rebooting, raw I/O
+/// and `/dev/mem`-style access, the clock, the host's network setup, BPF,
+/// the kernel log, mounting (Landlock refuses it already), ptrace. Dropped
+/// from the bounding set, so the shell exec'd next and everything it
+/// starts never has them. What root commands use day to day (owning and
+/// reading any file, `setuid` for `su`/`sudo`, binding low ports) stays.
+const MACHINE_CAPABILITIES: &[caps::Capability] = &[
+    caps::Capability::CAP_SYS_MODULE,
+    caps::Capability::CAP_SYS_BOOT,
+    caps::Capability::CAP_SYS_RAWIO,
+    caps::Capability::CAP_SYS_TIME,
+    caps::Capability::CAP_SYS_ADMIN,
+    caps::Capability::CAP_SYS_PTRACE,
+    caps::Capability::CAP_NET_ADMIN,
+    caps::Capability::CAP_BPF,
+    caps::Capability::CAP_PERFMON,
+    caps::Capability::CAP_SYSLOG,
+    caps::Capability::CAP_MAC_ADMIN,
+    caps::Capability::CAP_MAC_OVERRIDE,
+    caps::Capability::CAP_AUDIT_CONTROL,
+    caps::Capability::CAP_MKNOD,
+];
+
+/// Drops [`MACHINE_CAPABILITIES`] from the bounding set. A process that
+/// may not (no `CAP_SETPCAP`: an agent that is no root, outside a user
+/// namespace) cannot gain them on `exec` either, so a refusal is no error.
+fn drop_machine_capabilities() {
+    use caps::CapSet;
+    for cap in MACHINE_CAPABILITIES {
+        if caps::has_cap(None, CapSet::Bounding, *cap).unwrap_or(false) {
+            let _ = caps::drop(None, CapSet::Bounding, *cap);
+        }
+    }
 }
 
 /// A private mount namespace (and a network one): as root directly, else
