@@ -307,7 +307,7 @@ fn run_foreground(
     let _tracked = procs::table().track_foreground(&run);
     let grace = procs::grace_for(ctx.profile());
 
-    let finished = wait_or_cancel(ctx, &run, Duration::from_secs(secs));
+    let finished = wait_or_cancel(ctx, Duration::from_secs(secs), |slice| run.wait_exit(slice));
     let cancelled = finished.is_none() && ctx.cancellation().is_cancelled();
     // Whatever still runs of the command's family is torn down: after a
     // timeout that is the command itself, after an exit it is what the
@@ -362,15 +362,19 @@ const CANCEL_POLL: Duration = Duration::from_millis(100);
 /// The grace of a cancelled call's teardown (at most the profile's).
 const CANCEL_GRACE: Duration = Duration::from_millis(500);
 
-/// [`procs::Spawned::wait_exit`] up to `limit`, ended early when the
-/// call is cancelled (`hermes_runtime::cancel`): the exit code, or `None`
-/// on timeout or cancellation.
-fn wait_or_cancel(ctx: &ToolContext, run: &procs::Spawned, limit: Duration) -> Option<i32> {
+/// `wait(slice)` in slices of at most [`CANCEL_POLL`] until it answers,
+/// `limit` passes or the call is cancelled (`hermes_runtime::cancel`):
+/// the answer, or `None` on timeout or cancellation.
+fn wait_or_cancel<T>(
+    ctx: &ToolContext,
+    limit: Duration,
+    mut wait: impl FnMut(Duration) -> Option<T>,
+) -> Option<T> {
     let deadline = std::time::Instant::now() + limit;
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if let Some(code) = run.wait_exit(left.min(CANCEL_POLL)) {
-            return Some(code);
+        if let Some(answer) = wait(left.min(CANCEL_POLL)) {
+            return Some(answer);
         }
         if left.is_zero() || ctx.cancellation().is_cancelled() {
             return None;
@@ -654,16 +658,9 @@ fn wait(ctx: &ToolContext, bg: &Background, timeout: Option<u64>) -> Value {
     let secs = asked.min(MAX_WAIT_SECS);
     // A cancelled call stops waiting (the process runs on: it belongs to
     // the table, not to this call).
-    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
-    let exited = loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if let Some(code) = bg.spawned.exit.wait(left.min(CANCEL_POLL)) {
-            break Some(code);
-        }
-        if left.is_zero() || ctx.cancellation().is_cancelled() {
-            break None;
-        }
-    };
+    let exited = wait_or_cancel(ctx, Duration::from_secs(secs), |slice| {
+        bg.spawned.exit.wait(slice)
+    });
     if exited.is_some() {
         // Let the reader catch the last bytes (children may hold the pipe).
         bg.spawned.output_done.wait(Duration::from_millis(500));
