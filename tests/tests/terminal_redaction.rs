@@ -59,14 +59,17 @@ async fn terminal_output_is_redacted_as_the_command_calls_for() {
     assert!(!out.contains(TOKEN), "an environment dump is redacted: {v}");
 }
 
-#[tokio::test]
-async fn process_output_and_command_are_redacted() {
-    let dir = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(profile(dir.path(), ""), dir.path()).with_task_id("redact-bg");
+/// Starts `command` in the background and polls it (for at most 10 s)
+/// until `done` holds of the poll: its id and the last poll.
+async fn background_until(
+    ctx: &ToolContext,
+    command: &str,
+    done: impl Fn(&Value) -> bool,
+) -> (String, Value) {
     let v = call(
-        &ctx,
+        ctx,
         "terminal",
-        json!({"command": format!("echo {KEY}; sleep 30"), "background": true}),
+        json!({"command": command, "background": true}),
     )
     .await;
     let id = v["session_id"]
@@ -76,16 +79,23 @@ async fn process_output_and_command_are_redacted() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut polled = Value::Null;
     while Instant::now() < deadline {
-        polled = call(&ctx, "process", json!({"action": "poll", "session_id": id})).await;
-        if polled["output_preview"]
-            .as_str()
-            .unwrap_or("")
-            .contains("sk-")
-        {
+        polled = call(ctx, "process", json!({"action": "poll", "session_id": id})).await;
+        if done(&polled) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    (id, polled)
+}
+
+#[tokio::test]
+async fn process_output_and_command_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(profile(dir.path(), ""), dir.path()).with_task_id("redact-bg");
+    let (id, polled) = background_until(&ctx, &format!("echo {KEY}; sleep 30"), |p| {
+        p["output_preview"].as_str().unwrap_or("").contains("sk-")
+    })
+    .await;
     let text = polled.to_string();
     assert!(text.contains("sk-pro"), "the output arrived: {polled}");
     assert!(
@@ -179,25 +189,10 @@ async fn the_profiles_secrets_never_come_back_through_the_environment() {
     let v = call(&ctx, "terminal", json!({"command": "echo $SHORT"})).await;
     assert_eq!(v["output"].as_str().unwrap().trim(), "abc", "{v}");
     // A background command's output too.
-    let v = call(
-        &ctx,
-        "terminal",
-        json!({"command": "echo $MY_THING; sleep 30", "background": true}),
-    )
+    let (id, polled) = background_until(&ctx, "echo $MY_THING; sleep 30", |p| {
+        p.to_string().contains("redacted:MY_THING")
+    })
     .await;
-    let id = v["session_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{v}"))
-        .to_string();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut polled = Value::Null;
-    while Instant::now() < deadline {
-        polled = call(&ctx, "process", json!({"action": "poll", "session_id": id})).await;
-        if polled.to_string().contains("redacted:MY_THING") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     assert!(
         polled.to_string().contains("«redacted:MY_THING»"),
         "{polled}"
