@@ -234,6 +234,14 @@ impl Registry {
         lock(self.definitions_state()).cache.clear();
     }
 
+    /// Whether `name` may be enabled: a toolset, an alias, `all` / `*`, or a
+    /// legacy name. Any other name is one [`Definitions::unknown`] reports
+    /// (and `serve` refuses).
+    pub fn knows_toolset(&self, name: &str) -> bool {
+        let toolsets = self.toolsets();
+        toolsets.validate_toolset(name) || toolsets.legacy_tools(name).is_some()
+    }
+
     /// Steps 1–2: the names of the tools a session is offered, before checks.
     pub fn selected_tools(
         &self,
@@ -247,12 +255,16 @@ impl Registry {
             Some(names) => {
                 let mut set = BTreeSet::new();
                 for name in names {
-                    if toolsets.validate_toolset(name) {
-                        set.extend(toolsets.resolve_toolset(name));
-                    } else if let Some(tools) = toolsets.legacy_tools(name) {
-                        set.extend(tools.iter().map(|t| t.to_string()));
-                    } else {
+                    if !self.knows_toolset(name) {
                         unknown.push(name.to_string());
+                        continue;
+                    }
+                    // A toolset of a legacy name's spelling wins over it.
+                    match toolsets.legacy_tools(name) {
+                        Some(tools) if !toolsets.validate_toolset(name) => {
+                            set.extend(tools.iter().map(|t| t.to_string()));
+                        }
+                        _ => set.extend(toolsets.resolve_toolset(name)),
                     }
                 }
                 set

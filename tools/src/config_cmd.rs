@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use hermes_runtime::config::{ProfileConfig, Severity};
-use hermes_runtime::Profile;
+use hermes_runtime::{Profile, Registry};
+use hermes_tools::mcp_client::naming;
 
 #[derive(Subcommand)]
 pub enum ConfigCommand {
@@ -27,9 +28,10 @@ pub enum ConfigCommand {
     Path,
 }
 
-pub fn run(command: ConfigCommand, profile: &Profile) -> (String, ExitCode) {
+pub fn run(command: ConfigCommand, registry: &Registry, profile: &Profile) -> (String, ExitCode) {
     // Read now, not from the cache: the file as it is this moment.
-    let config = ProfileConfig::load(profile);
+    let mut config = ProfileConfig::load(profile);
+    check_toolset_names(&mut config, registry);
     match command {
         ConfigCommand::Path => (format!("{}\n", config.path.display()), ExitCode::SUCCESS),
         ConfigCommand::Show { platform, toolsets } => {
@@ -82,6 +84,24 @@ pub fn run(command: ConfigCommand, profile: &Profile) -> (String, ExitCode) {
             (text, code)
         }
     }
+}
+
+/// Every toolset name the file writes must be one `schema` and `serve`
+/// accept: the registry's answer, or a configured MCP server's toolset
+/// (`mcp-<server>`, registered only once the server is connected, which
+/// `config` does not do).
+fn check_toolset_names(config: &mut ProfileConfig, registry: &Registry) {
+    let servers: Vec<String> = config
+        .mcp_servers
+        .keys()
+        .map(|s| naming::toolset(s))
+        .collect();
+    let mut candidates = registry.toolsets().toolset_names();
+    candidates.extend(servers.iter().cloned());
+    config.check_toolset_names(
+        |name| registry.knows_toolset(name) || servers.iter().any(|s| s == name),
+        candidates.iter().map(String::as_str),
+    );
 }
 
 fn describe_file(config: &ProfileConfig) -> String {

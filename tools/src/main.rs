@@ -207,7 +207,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Config(command) => {
-            let (text, code) = config_cmd::run(command, &profile);
+            let (text, code) = config_cmd::run(command, registry, &profile);
             match emit(&text) {
                 ExitCode::SUCCESS => code,
                 failed => failed,

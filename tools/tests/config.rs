@@ -685,6 +685,77 @@ fn a_platform_without_an_entry_gets_its_bundle() {
     assert!(!bundle.is_empty());
 }
 
+/// `LINE:COL` of the first `word` in `text`, as the diagnostics count them.
+fn position_of(text: &str, word: &str) -> String {
+    for (i, line) in text.lines().enumerate() {
+        if let Some(at) = line.find(word) {
+            return format!("{}:{}", i + 1, line[..at].chars().count() + 1);
+        }
+    }
+    panic!("{word:?} not in {text:?}");
+}
+
+#[test]
+fn config_check_refuses_the_toolset_names_serve_refuses() {
+    let yaml = "toolsets: [file, wbe]\nplatform_toolsets:\n  cli: [file, termnial]\n\
+                agent:\n  disabled_toolsets: [brwoser]\n";
+    let p = profile_with(yaml);
+    let file = p.path().join("config.yaml");
+    let check = run(p.path(), &["config", "check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    for (key, name, near) in [
+        ("toolsets[1]", "wbe", "web"),
+        ("platform_toolsets.cli[1]", "termnial", "terminal"),
+        ("agent.disabled_toolsets[0]", "brwoser", "browser"),
+    ] {
+        let want = format!(
+            "{}:{}: error: {key}: unknown toolset `{name}`",
+            file.display(),
+            position_of(yaml, name)
+        );
+        let line = check
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&want))
+            .unwrap_or_else(|| panic!("wanted {want:?} in\n{}", check.stdout));
+        assert!(line.contains(near), "{line}");
+    }
+    // The name `config check` refuses is the one `serve` refuses.
+    let serve = run(p.path(), &["serve", "--mcp", "--platform", "cli"]);
+    assert_ne!(serve.code, 0, "{}", serve.stderr);
+    assert!(
+        serve.stderr.contains("unknown toolset: termnial"),
+        "{}",
+        serve.stderr
+    );
+}
+
+#[test]
+fn config_check_accepts_every_name_schema_accepts() {
+    // A toolset, a bundle, a legacy name,
+    // `all`, an MCP server by name and by toolset, and `no_mcp`.
+    let p = profile_with(
+        "platform_toolsets:\n  cli: [file, hermes-cli, web_tools, all, srv, mcp-srv, no_mcp]\n\
+         mcp_servers:\n  srv:\n    command: x\n    enabled: false\n",
+    );
+    let check = run(p.path(), &["config", "check"]);
+    assert!(
+        !check.stdout.contains("unknown toolset"),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(check.code, 0, "{}", check.stdout);
+    let without_mcp =
+        profile_with("platform_toolsets:\n  cli: [file, hermes-cli, web_tools, all]\n");
+    let schema = run(without_mcp.path(), &["schema", "--platform", "cli"]);
+    assert_eq!(schema.code, 0, "{}", schema.stderr);
+    assert!(
+        !schema.stderr.contains("unknown toolset"),
+        "{}",
+        schema.stderr
+    );
+}
+
 #[test]
 fn serve_offers_the_platforms_toolsets() {
     use rmcp::transport::TokioChildProcess;

@@ -13,7 +13,7 @@ use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
 use super::{
     env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig,
     SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
-    ToolSearchMode, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
+    ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
 };
 use crate::Profile;
 
@@ -60,7 +60,33 @@ impl Reader {
         self.push(Severity::Warning, key, Some(pos), message.into());
     }
 
-    fn finish(mut self) -> Vec<Diagnostic> {
+    fn new() -> Self {
+        Reader {
+            diags: Vec::new(),
+            dropped: 0,
+            dropped_error: false,
+        }
+    }
+
+    /// Reads on after [`Reader::finish`]: problems found once the file is
+    /// read, within the same bound.
+    fn resume(config: &mut ProfileConfig) -> Self {
+        let mut diags = std::mem::take(&mut config.diagnostics);
+        let (dropped, dropped_error) = config.dropped;
+        if dropped > 0 {
+            // The "N more problem(s)" line, written again by `finish`.
+            diags.pop();
+        }
+        Reader {
+            diags,
+            dropped,
+            dropped_error,
+        }
+    }
+
+    /// The diagnostics into `config`, with one more line for those past the bound.
+    fn finish(mut self, config: &mut ProfileConfig) {
+        config.dropped = (self.dropped, self.dropped_error);
         if self.dropped > 0 {
             self.diags.push(Diagnostic {
                 severity: if self.dropped_error {
@@ -73,7 +99,7 @@ impl Reader {
                 message: format!("{} more problem(s) not shown", self.dropped),
             });
         }
-        self.diags
+        config.diagnostics = self.diags;
     }
 
     fn expected(&mut self, key: &str, node: &Node, what: &str) {
@@ -273,6 +299,12 @@ impl Reader {
 
     /// A list of strings; a bad item is reported and left out.
     fn strings(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
+        self.strings_at(key, node)
+            .map(|items| items.into_iter().map(|(_, text, _)| text).collect())
+    }
+
+    /// [`Reader::strings`], each item with its key path and position.
+    fn strings_at(&mut self, key: &str, node: &Node) -> Option<Vec<(String, String, Pos)>> {
         let Kind::Seq(items) = &node.kind else {
             self.expected(key, node, "a list of strings");
             return None;
@@ -281,9 +313,39 @@ impl Reader {
             items
                 .iter()
                 .enumerate()
-                .filter_map(|(i, item)| self.string(&format!("{key}[{i}]"), item))
+                .filter_map(|(i, item)| {
+                    let path = format!("{key}[{i}]");
+                    let text = self.string(&path, item)?;
+                    Some((path, text, item.pos))
+                })
                 .collect(),
         )
+    }
+
+    /// A list of toolset names: [`Reader::strings`], each name also kept in
+    /// `config.toolset_mentions` (replacing an earlier list of the same key)
+    /// for [`ProfileConfig::check_toolset_names`].
+    fn toolset_names(
+        &mut self,
+        config: &mut ProfileConfig,
+        key: &str,
+        node: &Node,
+    ) -> Option<Vec<String>> {
+        let items = self.strings_at(key, node)?;
+        let prefix = format!("{key}[");
+        config
+            .toolset_mentions
+            .retain(|m| !m.key.starts_with(&prefix));
+        let mut names = Vec::with_capacity(items.len());
+        for (key, name, pos) in items {
+            config.toolset_mentions.push(ToolsetMention {
+                key,
+                name: name.clone(),
+                pos,
+            });
+            names.push(name);
+        }
+        Some(names)
     }
 
     /// A mapping of strings to strings (`env`, `headers`).
@@ -327,11 +389,7 @@ fn usize_of(v: i64) -> usize {
 pub(super) fn load(profile: &Profile) -> ProfileConfig {
     let path = profile.home().join(FILE_NAME);
     let mut config = ProfileConfig::defaults(path.clone());
-    let mut r = Reader {
-        diags: Vec::new(),
-        dropped: 0,
-        dropped_error: false,
-    };
+    let mut r = Reader::new();
     match read_text(&path) {
         Ok(None) => {}
         Ok(Some(text)) => {
@@ -356,8 +414,37 @@ pub(super) fn load(profile: &Profile) -> ProfileConfig {
         }
     }
     apply_env(&mut config, profile, &mut r);
-    config.diagnostics = r.finish();
+    r.finish(&mut config);
     config
+}
+
+/// [`ProfileConfig::check_toolset_names`].
+pub(super) fn check_toolset_names<'c>(
+    config: &mut ProfileConfig,
+    known: impl Fn(&str) -> bool,
+    candidates: impl IntoIterator<Item = &'c str> + Clone,
+) {
+    let mentions = std::mem::take(&mut config.toolset_mentions);
+    let mut r = Reader::resume(config);
+    for m in &mentions {
+        if config.names_mcp_server(&m.name) || known(&m.name) {
+            continue;
+        }
+        // Names are short: a long one is no misspelling worth comparing.
+        let near = if m.name.len() <= 64 && r.diags.len() < MAX_DIAGNOSTICS {
+            hermes_tool_facts::suggestions(&m.name, candidates.clone(), 3)
+        } else {
+            Vec::new()
+        };
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!("; did you mean {}?", near.join(", "))
+        };
+        r.error(&m.key, m.pos, format!("unknown toolset `{}`{hint}", m.name));
+    }
+    r.finish(config);
+    config.toolset_mentions = mentions;
 }
 
 /// The file's text; `None` when there is no file. Refuses anything but a
@@ -420,7 +507,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
         }
         match name.as_str() {
             "toolsets" => {
-                let value = r.strings("toolsets", node).map(Some);
+                let value = r.toolset_names(c, "toolsets", node).map(Some);
                 set(&mut c.toolsets, value, node.pos);
             }
             "platform_toolsets" => {
@@ -432,7 +519,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
                     if list.is_null() {
                         continue;
                     }
-                    if let Some(value) = r.strings(&key, list) {
+                    if let Some(value) = r.toolset_names(c, &key, list) {
                         c.platform_toolsets.insert(
                             platform,
                             Setting {
@@ -461,7 +548,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
                 };
                 for (name, v, _) in entries {
                     if name == "disabled_toolsets" && !v.is_null() {
-                        let value = r.strings("agent.disabled_toolsets", v);
+                        let value = r.toolset_names(c, "agent.disabled_toolsets", v);
                         set(&mut c.disabled_toolsets, value, v.pos);
                     }
                 }

@@ -128,6 +128,18 @@ impl Diagnostic {
     }
 }
 
+/// A toolset name as the file writes it (in `toolsets`,
+/// `platform_toolsets.NAME` or `agent.disabled_toolsets`), kept for
+/// [`ProfileConfig::check_toolset_names`]: the toolset table is the
+/// registry's, which reading the file does not know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsetMention {
+    /// The item's key path (`platform_toolsets.cli[2]`).
+    pub key: String,
+    pub name: String,
+    pub pos: Pos,
+}
+
 /// `tool_output`: how much of a tool's output the model sees.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -378,7 +390,12 @@ pub struct ProfileConfig {
     /// Rule keys and commands the user approved for good (`crate::approval`).
     pub command_allowlist: Setting<Vec<String>>,
     pub mcp_servers: BTreeMap<String, McpServer>,
+    /// Every toolset name the file writes, where it writes it.
+    pub toolset_mentions: Vec<ToolsetMention>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Problems past the bound on `diagnostics`: how many, and whether an
+    /// error is among them.
+    dropped: (usize, bool),
     /// Different for every load: definitions memoised under one load are
     /// not reused under another.
     pub stamp: u64,
@@ -393,6 +410,8 @@ impl ProfileConfig {
             present: false,
             toolsets: Setting::default(None),
             platform_toolsets: BTreeMap::new(),
+            toolset_mentions: Vec::new(),
+            dropped: (0, false),
             disabled_toolsets: Setting::default(Vec::new()),
             tool_output: ToolOutput {
                 max_bytes: Setting::default(50_000),
@@ -451,17 +470,39 @@ impl ProfileConfig {
             .any(|d| d.severity == Severity::Error)
     }
 
+    /// Adds an error diagnostic for each toolset name the file writes that
+    /// neither `known` knows nor [`ProfileConfig::names_mcp_server`] explains,
+    /// with near names from `candidates` (within the bound on diagnostics).
+    /// `hermes-tools config check` runs it with the registry's answer, the
+    /// one `schema` and `serve` refuse a name by.
+    pub fn check_toolset_names<'c>(
+        &mut self,
+        known: impl Fn(&str) -> bool,
+        candidates: impl IntoIterator<Item = &'c str> + Clone,
+    ) {
+        load::check_toolset_names(self, known, candidates);
+    }
+
+    /// Whether a toolset list's `name` is the reference's word for an MCP
+    /// server (a configured server's name, or `no_mcp`), which
+    /// [`ProfileConfig::platform_toolsets`] leaves out.
+    pub fn names_mcp_server(&self, name: &str) -> bool {
+        name == "no_mcp" || self.mcp_servers.contains_key(name)
+    }
+
     /// The toolsets of `platform`: `platform_toolsets.NAME` when the file
     /// sets it, else the platform's bundle `hermes-NAME` (`_` written `-`),
     /// as the reference defaults. MCP server names and the reference's
-    /// `no_mcp` are left out (no MCP client here yet).
+    /// `no_mcp` are left out ([`ProfileConfig::names_mcp_server`]): a
+    /// server's tools are in toolset `mcp-<server>`, offered when the list
+    /// names that.
     pub fn platform_toolsets(&self, platform: &str) -> Setting<Vec<String>> {
         match self.platform_toolsets.get(platform) {
             Some(set) => Setting {
                 value: set
                     .value
                     .iter()
-                    .filter(|t| *t != "no_mcp" && !self.mcp_servers.contains_key(*t))
+                    .filter(|t| !self.names_mcp_server(t))
                     .cloned()
                     .collect(),
                 source: set.source.clone(),
