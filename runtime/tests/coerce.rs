@@ -1084,9 +1084,10 @@ const SHAPES: &[Row] = &[
 // Deliberate difference 1: exact integers.
 
 /// Deliberate difference 1 (module docs): a string whose exact decimal value is
-/// whole keeps that exact value when it fits i64/u64, and stays the original
-/// string beyond 64 bits. The comment on each row is what hermes-agent 0.19.0
-/// returns, for `integer` and `number` alike (it goes through a float).
+/// whole keeps that exact value when it fits i64/u64; beyond 64 bits it is the
+/// correctly rounded float, the number the reference gives as a big integer.
+/// The comment on each row is what hermes-agent 0.19.0 returns, for `integer`
+/// and `number` alike (it goes through a float).
 const EXACT_INTEGERS: &[(&str, &str)] = &[
     (r#""9007199254740993""#, r#"9007199254740993"#), // ref: 9007199254740992
     (r#""9007199254740993.0""#, r#"9007199254740993"#), // ref: 9007199254740992
@@ -1099,27 +1100,29 @@ const EXACT_INTEGERS: &[(&str, &str)] = &[
     (r#""1.8446744073709551615e19""#, r#"18446744073709551615"#), // ref: 18446744073709551616
     (r#""-9223372036854775808""#, r#"-9223372036854775808"#), // ref: same
     (r#""1e19""#, r#"10000000000000000000"#),         // ref: same
-    // Beyond 64 bits: left as the original string.
-    (r#""18446744073709551616""#, r#""18446744073709551616""#), // ref: 18446744073709551616
-    (r#""-9223372036854775809""#, r#""-9223372036854775809""#), // ref: -9223372036854775808
-    (r#""99999999999999999999""#, r#""99999999999999999999""#), // ref: 100000000000000000000
-    (r#""1e20""#, r#""1e20""#),                                 // ref: 100000000000000000000
-    (r#""1e30""#, r#""1e30""#),   // ref: 1000000000000000019884624838656
-    (r#""1e308""#, r#""1e308""#), // ref: a 309-digit integer
-    (r#""1e5_0""#, r#""1e5_0""#), // ref: 100000000000000007629769841091887003294964970946560
+    // Beyond 64 bits: the float, the same number as the reference's.
+    (r#""18446744073709551616""#, r#"18446744073709551616.0"#), // ref: 18446744073709551616
+    (r#""-9223372036854775809""#, r#"-9223372036854775808"#),   // ref: same
+    (r#""99999999999999999999""#, r#"1e20"#),                   // ref: 100000000000000000000
+    (r#""1e20""#, r#"1e20"#),                                   // ref: 100000000000000000000
+    (r#""1e22""#, r#"1e22"#),                                   // ref: 10000000000000000000000
+    (r#""-1e22""#, r#"-1e22"#),                                 // ref: -10000000000000000000000
+    (r#""1e30""#, r#"1e30"#),   // ref: 1000000000000000019884624838656
+    (r#""1e308""#, r#"1e308"#), // ref: a 309-digit integer
+    (r#""1e5_0""#, r#"1e50"#),  // ref: 100000000000000007629769841091887003294964970946560
     (
-        r#""12345678901234567890123""#,
-        r#""12345678901234567890123""#,
-    ), // ref: 12345678901234567741440
-    // Not whole: through a correctly rounded f64, as in the reference; a whole
-    // float beyond 64 bits is left as the string too.
-    (
-        r#""10000000000000000000000000.5""#,
-        r#""10000000000000000000000000.5""#,
-    ), // ref: 10000000000000000905969664
+        r#""123456789012345678901234567890""#,
+        r#"1.2345678901234568e29"#,
+    ), // ref: 123456789012345677877719597056
+    (r#""12345678901234567890123""#, r#"1.2345678901234568e22"#), // ref: 12345678901234567741440
+    // Not whole: through a correctly rounded f64, as in the reference.
+    (r#""10000000000000000000000000.5""#, r#"1e25"#), // ref: 10000000000000000905969664
+    (r#""12345678901234567890.5""#, r#"12345678901234567168"#), // ref: same
     (r#""9007199254740993.5""#, r#"9007199254740994"#), // ref: same
     (r#""-9223372036854775808.4""#, r#"-9223372036854775808"#), // ref: same
-    (r#""4.0000000000000001""#, r#"4"#),                // ref: same
+    (r#""4.0000000000000001""#, r#"4"#),              // ref: same
+    // Past the f64 range: the string stays.
+    (r#""1e309""#, r#""1e309""#), // ref: same
     // Zero never becomes -0.
     (r#""-0""#, r#"0"#),                     // ref: same
     (r#""-0e0""#, r#"0"#),                   // ref: same

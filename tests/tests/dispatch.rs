@@ -216,6 +216,30 @@ async fn arguments_are_coerced_before_decoding() {
     );
 }
 
+/// A `number` parameter given a whole number beyond 64 bits as a string gets
+/// the number, as in the reference (which reads it through a float), on both
+/// entries (`dispatch` and `dispatch_json`).
+#[tokio::test]
+async fn a_number_beyond_64_bits_reaches_a_number_parameter() {
+    let args =
+        |ratio: &str| json!({"count": 1, "ratio": ratio, "flag": false, "tags": [], "payload": 0});
+    for (text, expected) in [
+        ("1e22", 1e22),
+        ("-1e22", -1e22),
+        ("123456789012345678901234567890", 1.234_567_890_123_456_8e29),
+        (" 99999999999999999999 ", 1e20),
+    ] {
+        let v = call("typed_echo", args(text)).await;
+        assert_eq!(v["ratio"].as_f64(), Some(expected), "{text}: {v}");
+        let raw = call_raw("typed_echo", &args(text).to_string()).await;
+        assert_eq!(raw, v, "{text}");
+    }
+    // Past the float's range there is no number: the string stays, and the
+    // error names it.
+    let v = call("typed_echo", args("1e400")).await;
+    assert!(error(&v).contains("\"1e400\""), "{v}");
+}
+
 /// The direct decode (raw text straight into the parameter types) is taken
 /// for well-typed calls of async tools and declined for everything the
 /// `Value` path has to repair or explain.

@@ -168,23 +168,25 @@ pub(super) fn coerce_number_text(s: &str, integer_only: bool) -> Option<Value> {
     let trailing = i64::try_from(trailing_zeros).unwrap_or(i64::MAX);
     let exp10 = dec.exp.saturating_sub(frac_len).saturating_add(trailing);
     if exp10 >= 0 {
-        // The exact value is whole: keep it exactly, or not at all.
+        // The exact value is whole: kept exactly when it fits 64 bits.
         let total = i64::try_from(significant.len())
             .unwrap_or(i64::MAX)
             .saturating_add(exp10);
-        if total > 20 {
-            return None;
+        if total <= 20 {
+            let mut magnitude: u128 = 0;
+            for d in significant {
+                magnitude = magnitude * 10 + u128::from(d - b'0');
+            }
+            for _ in 0..exp10 {
+                magnitude *= 10;
+            }
+            if let Some(v) = int_value(dec.negative, magnitude) {
+                return Some(v);
+            }
         }
-        let mut magnitude: u128 = 0;
-        for d in significant {
-            magnitude = magnitude * 10 + u128::from(d - b'0');
-        }
-        for _ in 0..exp10 {
-            magnitude *= 10;
-        }
-        return int_value(dec.negative, magnitude);
     }
-    // Not whole: a correctly rounded f64, as Python's float() gives.
+    // Not whole, or beyond 64 bits: a correctly rounded f64, as Python's
+    // float() gives.
     let mut text = String::with_capacity(significant.len() + 24);
     if dec.negative {
         text.push('-');
@@ -213,7 +215,9 @@ pub(super) fn coerce_number_text(s: &str, integer_only: bool) -> Option<Value> {
         if f == -TWO_63 {
             return Some(Value::from(i64::MIN));
         }
-        return None;
+        // Beyond 64 bits: the float, for `integer` too (the reference's
+        // whole number, which no 64-bit integer holds).
+        return Number::from_f64(f).map(Value::Number);
     }
     if integer_only {
         return None;

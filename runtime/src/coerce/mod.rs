@@ -288,13 +288,13 @@ impl RepairProp {
 ///    `"9007199254740993"` becomes 9007199254740992. Here a string whose exact
 ///    decimal value is whole keeps that exact value: if it fits `i64` or `u64`
 ///    it becomes that JSON integer (`"18446744073709551615"` → u64::MAX,
-///    `"9007199254740993.0"` → 9007199254740993). A whole value that does not
-///    fit in 64 bits (`"1e30"`, `"123456789012345678901234"`) is **left as the
-///    original string** for both `integer` and `number`, rather than being
-///    silently rounded (the reference would produce a rounded big integer). A
-///    string whose exact value is not whole goes through a correctly rounded
-///    `f64` exactly as in the reference, so `"4.0000000000000001"` is 4 there
-///    too.
+///    `"9007199254740993.0"` → 9007199254740993). Any other value goes
+///    through a correctly rounded `f64` as in the reference, so
+///    `"4.0000000000000001"` is 4 there too, and a whole value beyond 64 bits
+///    (`"1e22"`, a 30-digit string) becomes that float (`1e22`), for
+///    `integer` as for `number`: the reference's rounded big integer, the
+///    same number, which no 64-bit integer could hold. Past the `f64` range
+///    (`"1e400"`) the string stays, as there.
 /// 2. **Nested repair for JSON-string arrays.** The reference skips nested
 ///    repair when a property typed exactly `"array"` arrives as a JSON string,
 ///    so `'["{\"a\":1}"]'` for an array of objects leaves the element a string
