@@ -122,6 +122,8 @@ async fn search_respects_gitignore_and_reports_bad_regex() {
     let root = sb.dir.path();
     std::fs::create_dir_all(root.join("src")).unwrap();
     std::fs::create_dir_all(root.join("target")).unwrap();
+    // A git repository, where a `.gitignore` is a rule.
+    std::fs::create_dir_all(root.join(".git")).unwrap();
     std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
     std::fs::write(root.join("src/lib.rs"), "fn needle() {}\n").unwrap();
     std::fs::write(root.join("target/out.rs"), "fn needle() {}\n").unwrap();
@@ -332,6 +334,145 @@ async fn search_files_finds_files_by_glob_newest_first() {
         )
         .await;
     assert_eq!(v, json!({"total_count": 0}));
+}
+
+/// The reference's legacy `target` names, which models trained on its older
+/// prompts send: `grep` is `content`, `find` is `files`.
+#[tokio::test]
+async fn search_files_reads_the_legacy_target_names() {
+    let sb = Sandbox::new();
+    search_tree(&sb);
+    for (legacy, current, pattern) in [("grep", "content", "needle"), ("find", "files", "*.py")] {
+        let old = sb
+            .call(
+                "search_files",
+                json!({"pattern": pattern, "target": legacy}),
+            )
+            .await;
+        let new = sb
+            .call(
+                "search_files",
+                json!({"pattern": pattern, "target": current}),
+            )
+            .await;
+        assert_eq!(old, new, "{legacy}");
+        assert!(old["total_count"].as_u64().unwrap() > 0, "{old}");
+    }
+    // Any other word is still refused, naming what is accepted.
+    let v = sb
+        .call(
+            "search_files",
+            json!({"pattern": "x", "target": "everything"}),
+        )
+        .await;
+    assert!(error_of(&v).contains("content"), "{v}");
+}
+
+fn error_of(v: &Value) -> &str {
+    v["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error in {v}"))
+}
+
+/// A tree with hidden and ignored files, as the reference (ripgrep) reads
+/// it: `.ignore` is a rule anywhere, `.gitignore` only inside a git
+/// repository; hidden folders are skipped, and a glob that names a hidden
+/// or ignored file itself finds it.
+fn hidden_and_ignored_tree(root: &std::path::Path) {
+    for (rel, text) in [
+        (".gitignore", "build/\n*.log\n"),
+        (".ignore", "private/\n"),
+        ("a.py", "a\n"),
+        ("b.txt", "b\n"),
+        (".hidden.py", "h\n"),
+        (".hdir/x.py", "x\n"),
+        ("build/out.py", "o\n"),
+        ("run.log", "l\n"),
+        ("private/p.py", "p\n"),
+        ("sub/c.py", "c\n"),
+        ("sub/.env", "TOKEN=abc\n"),
+    ] {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+async fn found(sb: &Sandbox, args: Value) -> Vec<String> {
+    let v = sb.call("search_files", args).await;
+    let mut files: Vec<String> = v["files"]
+        .as_array()
+        .map(|a| a.iter().map(|f| f.as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+#[tokio::test]
+async fn search_files_reads_ignore_files_as_ripgrep_does() {
+    let sb = Sandbox::new();
+    let root = sb.dir.path();
+    hidden_and_ignored_tree(root);
+    let py = json!({"pattern": "*.py", "target": "files"});
+    // Not a git repository: `.gitignore` is no rule, `.ignore` is.
+    assert_eq!(
+        found(&sb, py.clone()).await,
+        [".hidden.py", "a.py", "build/out.py", "sub/c.py"]
+    );
+    let lines = sb
+        .call(
+            "search_files",
+            json!({"pattern": "^o$", "output_mode": "files_only"}),
+        )
+        .await;
+    assert_eq!(lines["files"], json!(["build/out.py"]), "{lines}");
+    // A git repository: both are.
+    std::fs::create_dir(root.join(".git")).unwrap();
+    assert_eq!(found(&sb, py).await, [".hidden.py", "a.py", "sub/c.py"]);
+    let lines = sb
+        .call(
+            "search_files",
+            json!({"pattern": "^o$", "output_mode": "files_only"}),
+        )
+        .await;
+    assert_eq!(lines["total_count"], 0, "{lines}");
+    // A glob naming ignored files finds them.
+    assert_eq!(
+        found(&sb, json!({"pattern": "*.log", "target": "files"})).await,
+        ["run.log"]
+    );
+}
+
+/// Each page says the whole count (the reference's says how many it read to
+/// fill the page: `offset + limit` at most), and files left out as secrets
+/// are counted in `_omitted`, not in `total_count`.
+#[tokio::test]
+async fn search_files_pages_count_every_file() {
+    let sb = Sandbox::new();
+    hidden_and_ignored_tree(sb.dir.path());
+    std::fs::create_dir(sb.dir.path().join(".git")).unwrap();
+    let all = sb
+        .call("search_files", json!({"pattern": "*", "target": "files"}))
+        .await;
+    let every: Vec<Value> = all["files"].as_array().unwrap().clone();
+    assert_eq!(all["total_count"], every.len(), "{all}");
+    assert!(
+        all["_omitted"].as_str().unwrap().starts_with("1 file"),
+        "{all}"
+    );
+    assert!(!every.iter().any(|f| f.as_str().unwrap().ends_with(".env")));
+    let mut paged = Vec::new();
+    for offset in (0..every.len()).step_by(3) {
+        let page = sb
+            .call(
+                "search_files",
+                json!({"pattern": "*", "target": "files", "limit": 3, "offset": offset}),
+            )
+            .await;
+        assert_eq!(page["total_count"], every.len(), "{page}");
+        paged.extend(page["files"].as_array().unwrap().iter().cloned());
+    }
+    assert_eq!(paged, every);
 }
 
 #[tokio::test]

@@ -71,14 +71,19 @@ const IN_FLIGHT: usize = 32;
 /// Bytes read from a file at a time by the content search.
 const CHUNK_BYTES: usize = 128 * 1024;
 
-/// What `search_files` looks for.
+/// What `search_files` looks for. The reference's legacy names are read
+/// too (`grep` for `content`, `find` for `files`), as it reads them: models
+/// trained on its older prompts send them. The schema offers only the
+/// current names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Target {
     /// Lines of files matching a regex.
     #[default]
+    #[serde(alias = "grep")]
     Content,
     /// Files whose names match a glob, newest first.
+    #[serde(alias = "find")]
     Files,
 }
 
@@ -227,8 +232,10 @@ impl SearchOutput {
 /// Files the read guard blocks (secrets, see `guard.rs`) are left out and
 /// counted in `_omitted`; returned lines are redacted (see `redact.rs`).
 ///
-/// Files ignored by `.gitignore`, `.ignore` or `.git/info/exclude` (inside a
-/// git repository or not), hidden files and folders, and binary files (a
+/// Files ignored by `.ignore`, and inside a git repository by `.gitignore`
+/// and `.git/info/exclude` (outside one a `.gitignore` is no rule, as for
+/// git and ripgrep, which the reference runs), hidden files and folders,
+/// and binary files (a
 /// NUL byte anywhere: the file is dropped, its matches too, as soon as the
 /// chunk holding it is read) are skipped; symlinks are not followed.
 /// `file_glob` (gitignore-style, e.g. `*.rs`) limits the files searched.
@@ -528,7 +535,7 @@ impl Walk {
             .git_exclude(true)
             .git_global(false)
             .parents(true)
-            .require_git(false)
+            .require_git(true)
             .follow_links(false)
             .sort_by_file_name(|a, b| a.cmp(b))
             .filter_entry(move |entry| {

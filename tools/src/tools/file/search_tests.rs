@@ -245,7 +245,9 @@ fn search_does_not_enter_folders_whose_ignore_files_are_unsafe() {
         "wt/.git",
         format!("gitdir: {}\n", gitdir.path().display()),
     );
-    // A folder with a plain ignore file is searched as usual.
+    // A folder with a plain ignore file is searched as usual (a git
+    // repository, where a `.gitignore` is a rule).
+    fs::create_dir_all(d.join("e/.git")).unwrap();
     put(d, "e/.gitignore", "*.log\n");
     put(d, "e/x.log", "needle\n");
 

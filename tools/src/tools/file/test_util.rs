@@ -46,6 +46,8 @@ pub(super) fn leftovers(dir: &Path) -> Vec<String> {
 pub(super) fn search_tree() -> TempDir {
     let dir = tmp();
     let d = dir.path();
+    // A git repository: its `.gitignore` is a rule.
+    fs::create_dir(d.join(".git")).unwrap();
     put(d, ".gitignore", "ignored/\n*.log\n");
     put(d, ".ignore", "secret.txt\n");
     put(d, "src/a.rs", "fn main() {}\nlet foo = 1;\n");
