@@ -1,8 +1,8 @@
 //! `hermes-build-tools`: the build step behind `cargo xtask gen`.
 //!
-//! [`discover`] walks a tools crate's `src/tools/` with `syn` and analyzes
+//! [`discover()`] walks a tools crate's `src/tools/` with `syn` and analyzes
 //! every top-level `#[hermes_tool]` function with the same model the macro
-//! uses; [`generate`] writes the registry source; [`ensure_file`] writes it
+//! uses; [`generate()`] writes the registry source; [`ensure_file`] writes it
 //! only when it changed, or, when checking, reports that it is stale.
 //! [`lints`] checks the tool contract (`cargo xtask check-tools`, and the
 //! tools crates' build scripts); [`report`] renders diagnostics.

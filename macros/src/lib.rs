@@ -1,6 +1,6 @@
 //! `#[hermes_tool]`: turns a typed Rust function into a tool the model can call.
 //!
-//! The entry point only parses, hands the item to [`expand`] and turns errors
+//! The entry point only parses, hands the item to `expand` and turns errors
 //! into `compile_error!`; analysis lives in `hermes-tool-model`, shared with
 //! the build step, and generation in `expand.rs`.
 

@@ -446,7 +446,7 @@ fn glob(pattern: &str, ignore_case: bool) -> Option<regex::Regex> {
 
 /// The user's deny rule (`approvals.deny` of the profile's `config.yaml`)
 /// that `command` matches, as the refusal the model reads. Each rule is a
-/// glob (as [`allowlisted`] reads them), without case, matched against
+/// glob (as `allowlisted` reads them), without case, matched against
 /// every text of `texts` (the command as given and as the tool normalized
 /// it, say) whole, and against each command of a list or pipeline in them
 /// (split at `;`, `&`, `|`, newlines, `(`, `)`, `{`, `}` and backticks,

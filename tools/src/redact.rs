@@ -3,7 +3,7 @@
 //! the rule: `read_file` and `search_files` use it, and so can any tool
 //! that returns text it did not write itself (terminal output, say).
 //!
-//! The patterns are data ([`PREFIXES`] and the table in [`Passes`]),
+//! The patterns are data ([`PREFIXES`] and the table in `Passes`),
 //! following the reference's: vendor key prefixes, `Authorization:` and
 //! API-key headers, Telegram bot tokens, private key blocks, passwords in
 //! database URLs, bare tokens before `@` in URLs, JWTs, phone numbers,
@@ -197,7 +197,7 @@ pub fn secret_value_marker(name: &str) -> String {
 /// print of it. Also replaced: the forms the shell prints a value in
 /// (`'\''` in single quotes, `\"`, `\\`, `\$` and `` \` `` in double
 /// quotes). Left alone: values under [`MIN_SECRET_VALUE_CHARS`], numbers,
-/// paths (`/…`, `~/…`) and the variables of [`NOT_SECRETS`].
+/// paths (`/…`, `~/…`) and the variables of `NOT_SECRETS`.
 pub fn redact_secret_values<'t>(profile: &Profile, text: &'t str) -> Cow<'t, str> {
     let mut forms: Vec<(String, String)> = Vec::new();
     for (name, value) in profile.secrets() {

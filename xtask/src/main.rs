@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Discover every #[hermes_tool] function of a tools crate and write its
+    /// Discover every `#[hermes_tool]` function of a tools crate and write its
     /// registry, src/generated.rs, and its coercion plans (default: every
     /// tools crate of the workspace, tools/ and tests/).
     Gen(GenArgs),

@@ -85,7 +85,7 @@ pub fn is_constraint_attr(attr: &syn::Attribute) -> bool {
     attr.path().is_ident("schemars") || attr.path().is_ident("serde")
 }
 
-/// Removes the attributes [`parse`] reads (rustc does not know them on a
+/// Removes the attributes `parse` reads (rustc does not know them on a
 /// parameter).
 pub fn strip_constraint_attrs(attrs: &mut Vec<syn::Attribute>) {
     attrs.retain(|a| !is_constraint_attr(a));

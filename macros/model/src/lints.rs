@@ -52,7 +52,7 @@ lints! {
     INVALID_TOOLSET_TABLE = "invalid-toolset-table", false,
         "toolsets.toml parses and its names are well-formed and unique";
     UNUSED_ALLOW = "unused-allow", false,
-        "an allow(...) in #[hermes_tool] suppresses something";
+        "an allow(...) in `#[hermes_tool]` suppresses something";
 }
 
 /// The lint called `name` (kebab-case; `snake_case` is accepted too).

@@ -1,6 +1,6 @@
 //! A stdio server: the child process and the transport rmcp talks through.
 //!
-//! The child starts with exactly the environment [`ChildEnv`] gives the
+//! The child starts with exactly the environment [`ChildEnv`](crate::child_env::ChildEnv) gives the
 //! profile plus the entry's `env`, in the entry's `cwd`, in a process group of
 //! its own. Its stdout is read here, not by rmcp: a line is at most
 //! [`MAX_MESSAGE_BYTES`] (the rest of a longer one is discarded up to its

@@ -1,7 +1,7 @@
 //! Child processes of tools: starting a shell command with the profile's
 //! environment and bounded output capture, the table of background
 //! processes (`terminal` with `background`, managed by `process`), and
-//! parent-first teardown ([`teardown`]).
+//! parent-first teardown ([`teardown`](mod@teardown)).
 //!
 //! Every command runs as `shell -c COMMAND` (through `unshare` in a user
 //! namespace of its own when the profile asks:
@@ -945,7 +945,7 @@ pub enum WriteOutcome {
 
 impl Spawned {
     /// Writes `data` to the command's input, waiting at most
-    /// [`INPUT_WRITE_LIMIT`] for room. `Err` names what was wrong.
+    /// `INPUT_WRITE_LIMIT` for room. `Err` names what was wrong.
     pub fn write_input(&self, data: &[u8]) -> Result<WriteOutcome, String> {
         let guard = lock(&self.input);
         let Some(input) = guard.as_ref() else {

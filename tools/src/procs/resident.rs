@@ -33,7 +33,7 @@
 //! commands take other ones. It goes back to the pool only when its command ended, was
 //! reported, and left nothing in its cgroup (so nothing of it can write to
 //! the shared output pipe any more); otherwise it is killed. Idle ones
-//! beyond [`MAX_IDLE`] are killed, and all of them end with the agent
+//! beyond `MAX_IDLE` are killed, and all of them end with the agent
 //! (their stdin closes) or at [`release_pool`].
 
 use std::io::{Read, Write};

@@ -30,7 +30,7 @@
 //! 3. `--net loopback`: a network namespace of its own, with `lo` brought
 //!    up over rtnetlink.
 //! 4. The machine's own capabilities (modules, reboot, raw I/O, the
-//!    clock, the host's network, …: [`MACHINE_CAPABILITIES`]) leave the
+//!    clock, the host's network, …: `MACHINE_CAPABILITIES`) leave the
 //!    bounding set, so a root command never has them.
 //! 5. Landlock: read and execute everywhere, write only beneath the
 //!    writable roots and on the few devices every program writes; with

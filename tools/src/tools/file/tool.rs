@@ -6,7 +6,7 @@
 //!
 //! Each function takes `base`, the working directory that relative paths are
 //! resolved against (absolute paths are used as they are). The outputs derive
-//! `serde::Serialize`; errors are [`error::FileError`], whose `Display` text
+//! `serde::Serialize`; errors are `error::FileError`, whose `Display` text
 //! says what went wrong and what to do next.
 
 mod common;
