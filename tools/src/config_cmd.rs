@@ -88,13 +88,13 @@ pub fn run(command: ConfigCommand, registry: &Registry, profile: &Profile) -> (S
 
 /// Every toolset name the file writes must be one `schema` and `serve`
 /// accept: the registry's answer, or a configured MCP server's toolset
-/// (`mcp-<server>`, registered only once the server is connected, which
-/// `config` does not do).
+/// (`mcp-<server>`, or its alias `<server>`), which exists only once the
+/// server is connected (`config` connects none).
 fn check_toolset_names(config: &mut ProfileConfig, registry: &Registry) {
     let servers: Vec<String> = config
         .mcp_servers
         .keys()
-        .map(|s| naming::toolset(s))
+        .flat_map(|s| [naming::toolset(s), s.clone()])
         .collect();
     let mut candidates = registry.toolsets().toolset_names();
     candidates.extend(servers.iter().cloned());

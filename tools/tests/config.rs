@@ -728,6 +728,23 @@ fn config_check_refuses_the_toolset_names_serve_refuses() {
         "{}",
         serve.stderr
     );
+    // `no_mcp` is left out of a platform's list only.
+    let p = profile_with("toolsets: [file, no_mcp]\n");
+    let check = run(p.path(), &["config", "check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    assert!(
+        check
+            .stdout
+            .contains("toolsets[1]: unknown toolset `no_mcp`"),
+        "{}",
+        check.stdout
+    );
+    let serve = run(p.path(), &["serve", "--mcp"]);
+    assert!(
+        serve.stderr.contains("unknown toolset: no_mcp"),
+        "{}",
+        serve.stderr
+    );
 }
 
 #[test]

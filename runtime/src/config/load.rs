@@ -427,7 +427,10 @@ pub(super) fn check_toolset_names<'c>(
     let mentions = std::mem::take(&mut config.toolset_mentions);
     let mut r = Reader::resume(config);
     for m in &mentions {
-        if config.names_mcp_server(&m.name) || known(&m.name) {
+        // A platform's list leaves the reference's MCP words out
+        // (`ProfileConfig::platform_toolsets`); the other lists do not.
+        let left_out = m.key.starts_with("platform_toolsets.") && config.names_mcp_server(&m.name);
+        if left_out || known(&m.name) {
             continue;
         }
         // Names are short: a long one is no misspelling worth comparing.

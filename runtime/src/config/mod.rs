@@ -471,8 +471,9 @@ impl ProfileConfig {
     }
 
     /// Adds an error diagnostic for each toolset name the file writes that
-    /// neither `known` knows nor [`ProfileConfig::names_mcp_server`] explains,
-    /// with near names from `candidates` (within the bound on diagnostics).
+    /// `known` does not know and that is not left out of a platform's list
+    /// ([`ProfileConfig::names_mcp_server`]), with near names from
+    /// `candidates` (within the bound on diagnostics).
     /// `hermes-tools config check` runs it with the registry's answer, the
     /// one `schema` and `serve` refuse a name by.
     pub fn check_toolset_names<'c>(
