@@ -1,16 +1,16 @@
-//! A command line read as bash will read it: tree-sitter's bash grammar,
-//! then every simple command in it (lists, pipelines, subshells, groups,
-//! loops, functions, `$(…)`, backticks, process substitutions) as words
-//! with their quotes removed and the expansions of known literals applied
-//! (`$'\x72m'`, `"r"m`, `{rm,-rf,/}`, `$IFS`, `$HOME`, variables assigned a
-//! literal earlier in the line, `$(printf rm)`). What only the running
-//! shell can know is marked, never guessed: `judge.rs` decides on it.
+//! A command line read as bash will read it (`syntax.rs` gives its syntax
+//! tree), then every simple command in it (lists, pipelines, subshells,
+//! groups, loops, functions, `$(…)`, backticks, process substitutions) as
+//! words with their quotes removed and the expansions of known literals
+//! applied (`$'\x72m'`, `"r"m`, `{rm,-rf,/}`, `$IFS`, `$HOME`, variables
+//! assigned a literal earlier in the line, `$(printf rm)`). What only the
+//! running shell can know is marked, never guessed: `judge.rs` decides on
+//! it.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use tree_sitter::{Node, ParseOptions, Parser, Tree};
+use super::syntax::{self, Body, Cmd, Part, Redir, SimpleAst, Target, WordAst};
 
 /// How deep the syntax tree of a command line is walked; deeper nesting
 /// is held. Code fed to a shell is walked a quarter as deep (four levels
@@ -82,83 +82,35 @@ pub(super) struct Script {
     pub error: Option<String>,
 }
 
-thread_local! {
-    static PARSER: RefCell<Option<Parser>> = RefCell::new({
-        let mut parser = Parser::new();
-        parser
-            .set_language(&tree_sitter_bash::LANGUAGE.into())
-            .ok()
-            .map(|()| parser)
-    });
-}
-
-fn parse_tree(text: &str, deadline: Instant) -> Result<Tree, String> {
-    PARSER.with(|cell| {
-        let mut guard = cell.borrow_mut();
-        let Some(parser) = guard.as_mut() else {
-            return Err("the bash grammar could not be loaded".to_string());
-        };
-        let bytes = text.as_bytes();
-        let mut read = |i: usize, _| bytes.get(i..).unwrap_or_default();
-        let mut stop = |_: &tree_sitter::ParseState| Instant::now() > deadline;
-        let options = ParseOptions::new().progress_callback(&mut stop);
-        let tree = parser.parse_with_options(&mut read, None, Some(options));
-        // A cancelled parse leaves state behind for the next one.
-        parser.reset();
-        tree.ok_or_else(|| "it is too complex to read in time".to_string())
-    })
-}
-
 /// Parses `text` (by `deadline`) into its simple commands, walking its
-/// tree `max_depth` levels deep at most.
+/// tree `max_depth` levels deep at most (constructs nest a quarter of
+/// that: a walk takes about four levels for each).
 pub(super) fn parse(text: &str, deadline: Instant, max_depth: usize) -> Script {
-    let tree = match parse_tree(text, deadline) {
-        Ok(tree) => tree,
-        Err(e) => {
-            return Script {
-                error: Some(e),
-                ..Script::default()
-            }
-        }
-    };
-    let root = tree.root_node();
+    let program = syntax::parse(text, max_depth / 4, deadline);
     let mut walk = Walk {
-        src: text,
+        heredocs: &program.heredocs,
         vars: HashMap::new(),
-        out: Script::default(),
+        out: Script {
+            error: program.error.clone(),
+            ..Script::default()
+        },
         pipes: 0,
         max_depth,
     };
-    if root.has_error() {
-        walk.out.error = Some(first_error(root, text));
+    if program.too_deep {
+        walk.hold_too_deep();
     }
-    walk.statement(root, None, 0);
+    for cmd in &program.cmds {
+        walk.statement(cmd, None, 0);
+    }
     walk.out
 }
 
-/// Where the first syntax error is, as bash users count (line:column).
-fn first_error(root: Node, src: &str) -> String {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            let at = node.start_position();
-            let what = if node.is_missing() {
-                format!("a missing `{}`", node.kind())
-            } else {
-                let t = src.get(node.byte_range()).unwrap_or_default();
-                format!("unexpected `{}`", t.chars().take(20).collect::<String>())
-            };
-            return format!("{what} at line {}, column {}", at.row + 1, at.column + 1);
-        }
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
-    }
-    "a syntax error".to_string()
-}
+/// Declaration builtins: their `NAME=value` operands assign.
+const DECLARATIONS: &[&str] = &["export", "declare", "typeset", "local", "readonly"];
 
 struct Walk<'a> {
-    src: &'a str,
+    heredocs: &'a [Body],
     /// Variables assigned a literal earlier (`None`: assigned, unknown).
     vars: HashMap<String, Option<String>>,
     out: Script,
@@ -166,8 +118,14 @@ struct Walk<'a> {
     max_depth: usize,
 }
 
-/// The word being built and the words finished (a word may split or
-/// brace-expand into several).
+/// Where a part of a word stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    Unquoted,
+    /// In `"…"` (or a heredoc's expansions).
+    Double,
+}
+
 #[derive(Default)]
 struct Acc {
     done: Vec<Word>,
@@ -243,40 +201,34 @@ impl Acc {
     }
 }
 
-fn is_assignment_free_command(words: &[Word]) -> bool {
-    words.is_empty()
-}
-
-impl<'a> Walk<'a> {
-    fn text(&self, node: Node) -> &'a str {
-        self.src.get(node.byte_range()).unwrap_or_default()
+impl Walk<'_> {
+    fn hold_too_deep(&mut self) {
+        let reason = "a command nested too deeply to read".to_string();
+        if !self.out.findings.contains(&Finding::Hold(reason.clone())) {
+            self.out.findings.push(Finding::Hold(reason));
+        }
     }
 
     fn deep(&mut self, depth: usize) -> bool {
         if depth > self.max_depth {
-            let reason = "a command nested too deeply to read".to_string();
-            if !self.out.findings.contains(&Finding::Hold(reason.clone())) {
-                self.out.findings.push(Finding::Hold(reason));
-            }
+            self.hold_too_deep();
             return true;
         }
         false
     }
 
-    /// Any node that holds commands.
-    fn statement(&mut self, node: Node, pipe: Option<(usize, usize)>, depth: usize) {
+    /// Any command.
+    fn statement(&mut self, cmd: &Cmd, pipe: Option<(usize, usize)>, depth: usize) {
         if self.deep(depth) {
             return;
         }
-        match node.kind() {
-            "command" => self.command(node, &[], pipe, depth),
-            "redirected_statement" => self.redirected(node, pipe, depth),
-            "pipeline" => {
-                let id = self.next_pipe();
-                let mut cursor = node.walk();
-                let stages: Vec<Node> = node.named_children(&mut cursor).collect();
-                for (i, stage) in stages.into_iter().enumerate() {
-                    if i > 0 && !matches!(stage.kind(), "command" | "redirected_statement") {
+        match cmd {
+            Cmd::Simple(s) => self.command(s, pipe, depth),
+            Cmd::Pipeline(stages) => {
+                self.pipes += 1;
+                let id = self.pipes;
+                for (i, stage) in stages.iter().enumerate() {
+                    if i > 0 && !matches!(stage, Cmd::Simple(_)) {
                         // `… | (sh)`, `… | { sh; }`: what its commands read
                         // is the pipe's text, unknown here.
                         let before = self.out.commands.len();
@@ -291,90 +243,25 @@ impl<'a> Walk<'a> {
                     }
                 }
             }
-            "function_definition" => {
-                self.fork_bomb(node);
-                self.children(node, depth);
-            }
-            "variable_assignment" => self.assignment(node, depth),
-            "heredoc_body" | "heredoc_start" | "heredoc_end" | "comment" => {}
-            _ => self.children(node, depth),
-        }
-    }
-
-    fn children(&mut self, node: Node, depth: usize) {
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        for child in children {
-            self.statement(child, None, depth + 1);
-        }
-    }
-
-    fn next_pipe(&mut self) -> usize {
-        self.pipes += 1;
-        self.pipes
-    }
-
-    fn assignment(&mut self, node: Node, depth: usize) {
-        let name = node
-            .child_by_field_name("name")
-            .map(|n| self.text(n).to_string())
-            .unwrap_or_default();
-        let value = match node.child_by_field_name("value") {
-            Some(v) => {
-                let words = self.words(v, depth + 1);
-                match words.as_slice() {
-                    [w] if w.known => Some(w.text.clone()),
-                    [] => Some(String::new()),
-                    _ => None,
+            Cmd::AndOr(items) => {
+                for item in items {
+                    self.statement(item, None, depth + 1);
                 }
             }
-            None => Some(String::new()),
-        };
-        let value = if self.text(node).contains("+=") {
-            None
-        } else {
-            value
-        };
-        if !name.is_empty() {
-            // Assigned twice to different values: known only when it runs.
-            let entry = self.vars.entry(name).or_insert_with(|| value.clone());
-            if *entry != value {
-                *entry = None;
-            }
-        }
-    }
-
-    /// `statement > file`, `cmd <<EOF`: the redirections belong to the
-    /// command (or, for a compound body, are judged on their own).
-    fn redirected(&mut self, node: Node, pipe: Option<(usize, usize)>, depth: usize) {
-        let mut cursor = node.walk();
-        let redirects: Vec<Node> = node
-            .children_by_field_name("redirect", &mut cursor)
-            .collect();
-        // `cat <<EOF | sh`: the grammar puts `| sh` inside the heredoc.
-        let mut inner_pipe = None;
-        for r in &redirects {
-            let mut c = r.walk();
-            for child in r.named_children(&mut c) {
-                if child.kind() == "pipeline" && inner_pipe.is_none() {
-                    inner_pipe = Some(child);
+            Cmd::Background(inner) => self.statement(inner, None, depth + 1),
+            Cmd::Compound {
+                body,
+                words,
+                redirects,
+            } => {
+                for w in words {
+                    self.substitutions(w, depth + 1);
                 }
-            }
-        }
-        let (body_pipe, next) = match inner_pipe {
-            Some(_) => {
-                let id = self.next_pipe();
-                (Some((id, 0)), Some(id))
-            }
-            None => (pipe, None),
-        };
-        match node.child_by_field_name("body") {
-            Some(body) if body.kind() == "command" => {
-                self.command(body, &redirects, body_pipe, depth + 1)
-            }
-            Some(body) => {
-                self.statement(body, body_pipe, depth + 1);
-                let (list, input) = self.redirections(&redirects, depth + 1);
+                for c in body {
+                    self.statement(c, None, depth + 1);
+                }
+                // Its redirections, judged on their own.
+                let (list, input) = self.redirections(redirects, depth + 1);
                 if !list.is_empty() || input != Input::Inherit {
                     self.out.commands.push(Simple {
                         words: Vec::new(),
@@ -384,89 +271,82 @@ impl<'a> Walk<'a> {
                     });
                 }
             }
-            None => {}
-        }
-        // Commands the grammar nests in a heredoc redirect (`<<EOF && ls`).
-        for r in &redirects {
-            let mut c = r.walk();
-            let children: Vec<Node> = r.named_children(&mut c).collect();
-            for child in children {
-                match child.kind() {
-                    "pipeline" if Some(child) == inner_pipe => {
-                        let id = next.unwrap_or_default();
-                        let mut c2 = child.walk();
-                        let stages: Vec<Node> = child.named_children(&mut c2).collect();
-                        for (i, stage) in stages.into_iter().enumerate() {
-                            self.statement(stage, Some((id, i + 1)), depth + 1);
-                        }
-                    }
-                    "heredoc_body" | "heredoc_start" | "heredoc_end" => {}
-                    k if r.kind() == "heredoc_redirect"
-                        && (k.ends_with("statement")
-                            || k == "command"
-                            || k == "list"
-                            || k == "pipeline"
-                            || k == "subshell") =>
-                    {
-                        self.statement(child, None, depth + 1)
-                    }
-                    _ => {}
-                }
+            Cmd::Function { name, body } => {
+                self.fork_bomb(name, body);
+                self.statement(body, None, depth + 1);
             }
         }
     }
 
+    /// The commands of the substitutions in a word that is no argument
+    /// (`for x in WORDS`, `case WORD`, a test's operand).
+    fn substitutions(&mut self, word: &[Part], depth: usize) {
+        for part in word {
+            match part {
+                Part::Sub(cmds, _) | Part::ProcSub(cmds, _) | Part::Opaque(_, cmds) => {
+                    for c in cmds {
+                        self.statement(c, None, depth + 1);
+                    }
+                }
+                Part::Double(parts) => self.substitutions(parts, depth + 1),
+                Part::Lit(_) | Part::Single(_) | Part::AnsiC(_) | Part::Var(..) => {}
+            }
+        }
+    }
+
+    /// `NAME=value`: known when its value is one known word.
+    fn assign(&mut self, name: &str, value: Option<String>) {
+        // Assigned twice to different values: known only when it runs.
+        let entry = self
+            .vars
+            .entry(name.to_string())
+            .or_insert_with(|| value.clone());
+        if *entry != value {
+            *entry = None;
+        }
+    }
+
+    fn assignment(&mut self, a: &syntax::Assign, depth: usize) {
+        let words = self.words(&a.value, depth + 1);
+        let value = match words.as_slice() {
+            _ if a.append => None,
+            [w] if w.known => Some(w.text.clone()),
+            [] => Some(String::new()),
+            _ => None,
+        };
+        self.assign(&a.name, value);
+    }
+
     /// Canonical redirections and the standard input they give.
-    fn redirections(&mut self, nodes: &[Node], depth: usize) -> (Vec<String>, Input) {
+    fn redirections(&mut self, redirects: &[Redir], depth: usize) -> (Vec<String>, Input) {
         let mut list = Vec::new();
         let mut input = Input::Inherit;
-        for r in nodes {
-            match r.kind() {
-                "file_redirect" => {
-                    let mut op = String::new();
-                    let mut target = Vec::new();
-                    let mut c = r.walk();
-                    let children: Vec<Node> = r.children(&mut c).collect();
-                    for child in children {
-                        if child.kind() == "file_descriptor" {
-                            continue;
-                        }
-                        if child.is_named() {
-                            target.extend(self.words(child, depth + 1));
-                        } else {
-                            op.push_str(self.text(child));
-                        }
-                    }
-                    let feed = target.iter().find_map(|w| w.feed.clone());
-                    let target = target
+        for r in redirects {
+            match &r.target {
+                Target::Heredoc(index) => input = Input::Text(self.heredoc(*index, depth + 1)),
+                Target::Word(word) if r.op == "<<<" => {
+                    let words = self.words(word, depth + 1);
+                    let known = words.iter().all(|w| w.known);
+                    let text: Vec<String> = words.into_iter().map(|w| w.text).collect();
+                    input = Input::Text(known.then(|| text.join(" ") + "\n"));
+                }
+                Target::Word(word) => {
+                    let words = self.words(word, depth + 1);
+                    let feed = words.iter().find_map(|w| w.feed.clone());
+                    let target = words
                         .iter()
-                        .map(|w| w.text.clone())
+                        .map(|w| w.text.as_str())
                         .collect::<Vec<_>>()
                         .join(" ");
-                    if op.starts_with('<') && !op.contains('>') {
+                    if r.op.starts_with('<') && !r.op.contains('>') {
                         // `sh < <(cmd)` reads what `cmd` prints.
                         input = match feed {
                             Some(text) => Input::Text(text),
                             None => Input::File,
                         };
                     }
-                    list.push(format!("{op} {target}"));
+                    list.push(format!("{} {target}", r.op));
                 }
-                "heredoc_redirect" => {
-                    input = Input::Text(self.heredoc(*r, depth + 1));
-                }
-                "herestring_redirect" => {
-                    let mut c = r.walk();
-                    let children: Vec<Node> = r.named_children(&mut c).collect();
-                    let mut words = Vec::new();
-                    for child in children {
-                        words.extend(self.words(child, depth + 1));
-                    }
-                    let known = words.iter().all(|w| w.known);
-                    let text: Vec<String> = words.into_iter().map(|w| w.text).collect();
-                    input = Input::Text(known.then(|| text.join(" ") + "\n"));
-                }
-                _ => {}
             }
         }
         (list, input)
@@ -475,105 +355,46 @@ impl<'a> Walk<'a> {
     /// A heredoc's text: literal for a quoted delimiter, else with its
     /// expansions applied (unknown when one is not known); the commands
     /// of its substitutions are judged.
-    fn heredoc(&mut self, node: Node, depth: usize) -> Option<String> {
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        let quoted = children
-            .iter()
-            .find(|c| c.kind() == "heredoc_start")
-            .is_some_and(|s| self.text(*s).contains(['\'', '"', '\\']));
-        let body = children.iter().find(|c| c.kind() == "heredoc_body")?;
-        if quoted {
-            return Some(self.text(*body).to_string());
-        }
-        let mut out = String::new();
-        let mut known = true;
-        let mut at = body.start_byte();
-        let mut c = body.walk();
-        let parts: Vec<Node> = body.named_children(&mut c).collect();
-        for part in parts {
-            out.push_str(&unescape_heredoc(
-                self.src.get(at..part.start_byte()).unwrap_or_default(),
-            ));
-            at = part.end_byte();
-            if part.kind() == "heredoc_content" {
-                out.push_str(&unescape_heredoc(self.text(part)));
-                continue;
+    fn heredoc(&mut self, index: usize, depth: usize) -> Option<String> {
+        let heredocs = self.heredocs;
+        match heredocs.get(index)? {
+            Body::Literal(text) => Some(text.clone()),
+            Body::Parts(parts) => {
+                let mut out = String::new();
+                let mut known = true;
+                for part in parts {
+                    if let Part::Lit(text) = part {
+                        out.push_str(&unescape_heredoc(text));
+                        continue;
+                    }
+                    let mut acc = Acc::new();
+                    self.part(part, Quoting::Double, &mut acc, depth + 1);
+                    known &= acc.cur.known;
+                    out.push_str(&acc.cur.text);
+                }
+                known.then_some(out)
             }
-            let mut acc = Acc::new();
-            self.part(part, true, &mut acc, depth + 1);
-            known &= acc.cur.known;
-            out.push_str(&acc.cur.text);
         }
-        out.push_str(&unescape_heredoc(
-            self.src.get(at..body.end_byte()).unwrap_or_default(),
-        ));
-        known.then_some(out)
     }
 
-    fn command(&mut self, node: Node, outer: &[Node], pipe: Option<(usize, usize)>, depth: usize) {
+    fn command(&mut self, s: &SimpleAst, pipe: Option<(usize, usize)>, depth: usize) {
         let mut words = Vec::new();
-        let mut redirect_nodes: Vec<Node> = outer.to_vec();
-        let mut assignments = Vec::new();
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        let mut word_nodes: Vec<Node> = Vec::new();
-        for child in children {
-            match child.kind() {
-                "variable_assignment" => assignments.push(child),
-                "file_redirect" | "heredoc_redirect" | "herestring_redirect" => {
-                    redirect_nodes.push(child)
-                }
-                "command_name" => word_nodes.extend(child.named_child(0)),
-                "subshell" | "compound_statement" => self.statement(child, None, depth + 1),
-                _ => word_nodes.push(child),
-            }
+        for w in &s.words {
+            words.extend(self.words(w, depth + 1));
         }
-        // Nodes with nothing between them are one word to bash (the
-        // grammar splits `rm$IFS-rf$IFS/` at a lone `$`).
-        let mut groups: Vec<Vec<Node>> = Vec::new();
-        for n in word_nodes {
-            match groups.last_mut() {
-                Some(g) if g.last().is_some_and(|l| l.end_byte() == n.start_byte()) => g.push(n),
-                _ => groups.push(vec![n]),
-            }
-        }
-        for group in groups {
-            let (Some(first), Some(last)) = (group.first(), group.last()) else {
-                continue;
-            };
-            if group.iter().any(|n| has_lone_dollar(*n)) {
-                let text = self
-                    .src
-                    .get(first.start_byte()..last.end_byte())
-                    .unwrap_or_default();
-                let mut acc = Acc::new();
-                self.unquoted(text, &mut acc);
-                acc.finish();
-                words.extend(acc.done);
-                continue;
-            }
-            let mut acc = Acc::new();
-            for n in &group {
-                self.part(*n, false, &mut acc, depth + 1);
-            }
-            acc.finish();
-            words.extend(acc.done);
-        }
-        if is_assignment_free_command(&words) {
-            for a in assignments {
+        if words.is_empty() {
+            for a in &s.assigns {
                 self.assignment(a, depth + 1);
             }
         } else {
             // `X=1 cmd`: for the command only; its value's substitutions
             // still run.
-            for a in assignments {
-                if let Some(v) = a.child_by_field_name("value") {
-                    self.words(v, depth + 1);
-                }
+            for a in &s.assigns {
+                self.words(&a.value, depth + 1);
             }
+            self.declaration(&words);
         }
-        let (redirects, mut input) = self.redirections(&redirect_nodes, depth + 1);
+        let (redirects, mut input) = self.redirections(&s.redirects, depth + 1);
         if input == Input::Inherit && pipe.is_some_and(|(_, stage)| stage > 0) {
             input = Input::Pipe;
         }
@@ -588,80 +409,71 @@ impl<'a> Walk<'a> {
         });
     }
 
-    /// The words one argument node gives.
-    fn words(&mut self, node: Node, depth: usize) -> Vec<Word> {
+    /// `export NAME=value` (and `declare`, `local`, …) assigns as
+    /// `NAME=value` alone does.
+    fn declaration(&mut self, words: &[Word]) {
+        let Some((name, args)) = words.split_first() else {
+            return;
+        };
+        if !DECLARATIONS.contains(&name.text.as_str()) {
+            return;
+        }
+        for arg in args {
+            let Some((var, value)) = arg.text.split_once('=') else {
+                continue;
+            };
+            let var = var.strip_suffix('+').unwrap_or(var);
+            let plain = var.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if plain {
+                let known = arg.known && !arg.text.contains("+=");
+                self.assign(var, known.then(|| value.to_string()));
+            }
+        }
+    }
+
+    /// The words one written word gives.
+    fn words(&mut self, word: &WordAst, depth: usize) -> Vec<Word> {
         let mut acc = Acc::new();
-        self.part(node, false, &mut acc, depth);
+        for part in word {
+            self.part(part, Quoting::Unquoted, &mut acc, depth);
+        }
         acc.finish();
         acc.done
     }
 
-    /// Adds what `node` gives to the word being built.
-    fn part(&mut self, node: Node, quoted: bool, acc: &mut Acc, depth: usize) {
+    /// Adds what `part` gives to the word being built.
+    fn part(&mut self, part: &Part, quoting: Quoting, acc: &mut Acc, depth: usize) {
         if self.deep(depth) {
             acc.unknown("");
             return;
         }
-        let text = self.text(node);
-        match node.kind() {
-            "word" | "number" if !quoted => self.literal(text, acc),
-            "raw_string" => {
-                let inner = text
-                    .strip_prefix('\'')
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
-                acc.push(inner, inner);
+        let quoted = quoting == Quoting::Double;
+        match part {
+            Part::Lit(text) if quoted => {
+                let v = unescape_double(text);
+                acc.push(&v, &v);
             }
-            "ansi_c_string" => {
-                let inner = text
-                    .strip_prefix("$'")
-                    .and_then(|t| t.strip_suffix('\''))
-                    .unwrap_or(text);
+            Part::Lit(text) => self.literal(text, acc),
+            Part::Single(inner) => acc.push(inner, inner),
+            Part::AnsiC(inner) => {
                 let value = ansi_c(inner);
                 acc.push(&value, &value);
             }
-            "string" | "translated_string" => {
-                // Text between the parts is literal; `$"…"` holds a string.
+            // `"$@"` with no positional parameters is no word at all.
+            Part::Double(parts) if matches!(parts.as_slice(), [Part::Var(n, _)] if n == "@") => {}
+            Part::Double(parts) => {
                 acc.started = true;
-                let mut at = node.start_byte();
-                let mut c = node.walk();
-                let parts: Vec<Node> = node.children(&mut c).collect();
                 for p in parts {
-                    let gap = self.src.get(at..p.start_byte()).unwrap_or_default();
-                    let gap = unescape_double(gap);
-                    acc.push(&gap, &gap);
-                    at = p.end_byte();
-                    match p.kind() {
-                        "\"" | "$\"" | "$" => {}
-                        "string_content" => {
-                            let v = unescape_double(self.text(p));
-                            acc.push(&v, &v);
-                        }
-                        "string" => self.part(p, true, acc, depth + 1),
-                        _ => self.part(p, true, acc, depth + 1),
-                    }
+                    self.part(p, Quoting::Double, acc, depth + 1);
                 }
             }
-            "concatenation" => {
-                let mut at = node.start_byte();
-                let mut c = node.walk();
-                let parts: Vec<Node> = node.children(&mut c).collect();
-                for p in parts {
-                    // Unnamed pieces (`{`, `,`) are literal words too.
-                    let gap = self.src.get(at..p.start_byte()).unwrap_or_default();
-                    self.literal(gap, acc);
-                    at = p.end_byte();
-                    if p.is_named() {
-                        self.part(p, quoted, acc, depth + 1);
-                    } else {
-                        self.literal(self.text(p), acc);
-                    }
-                }
-            }
-            "simple_expansion" | "expansion" => self.expansion(node, quoted, acc, depth),
-            "command_substitution" => {
+            Part::Var(name, text) => self.expansion(name, text, quoted, acc),
+            Part::Sub(cmds, text) => {
                 let before = self.out.commands.len();
-                self.children(node, depth + 1);
+                for c in cmds {
+                    self.statement(c, None, depth + 1);
+                }
                 match self.substitution_output(before) {
                     Some(out) => {
                         let out = out.trim_end_matches('\n').to_string();
@@ -675,26 +487,22 @@ impl<'a> Walk<'a> {
                     None => acc.unknown(text),
                 }
             }
-            "process_substitution" => {
+            Part::ProcSub(cmds, text) => {
                 let before = self.out.commands.len();
-                self.children(node, depth + 1);
+                for c in cmds {
+                    self.statement(c, None, depth + 1);
+                }
                 let feed = self.substitution_output(before);
                 acc.unknown(text);
                 acc.cur.feed = Some(feed);
             }
-            "arithmetic_expansion" => {
-                self.children(node, depth + 1);
-                acc.unknown(text);
-            }
-            _ => {
-                // Patterns, regexes, test operators, `word` inside quotes:
-                // their text; substitutions in them still run.
-                self.children(node, depth + 1);
-                if quoted {
-                    acc.push(text, text);
-                } else {
-                    self.literal(text, acc);
+            Part::Opaque(text, cmds) => {
+                // `${x:-…}`, `$((…))`: their substitutions run; the value
+                // is known only when it runs.
+                for c in cmds {
+                    self.statement(c, None, depth + 1);
                 }
+                acc.unknown(text);
             }
         }
     }
@@ -725,6 +533,8 @@ impl<'a> Walk<'a> {
                         out.push(n);
                     }
                 },
+                // A `[` no `]` closes is a plain character (`[ -f x ]`).
+                '[' if !chars.as_str().contains(']') => out.push(c),
                 '*' | '?' | '[' => {
                     acc.cur.glob = true;
                     out.push(c);
@@ -743,68 +553,15 @@ impl<'a> Walk<'a> {
         acc.push(&out, &out);
     }
 
-    /// An unquoted word the grammar split wrongly, read from its text:
-    /// literals and plain `$NAME` / `${NAME}`; anything else (quotes,
-    /// substitutions) makes it known only when it runs.
-    fn unquoted(&mut self, text: &str, acc: &mut Acc) {
-        if text.contains(['\'', '"', '`', '(']) {
-            acc.unknown(text);
-            return;
-        }
-        let mut rest = text;
-        while !rest.is_empty() {
-            let at = rest.find('$').unwrap_or(rest.len());
-            self.literal(&rest[..at], acc);
-            rest = &rest[at..];
-            let Some(after) = rest.strip_prefix('$') else {
-                break;
-            };
-            let (name, len) = if let Some(b) = after.strip_prefix('{') {
-                match b.find('}') {
-                    Some(end) => (&b[..end], end + 2),
-                    None => (b, b.len() + 1),
-                }
-            } else if after.starts_with(|c: char| c.is_ascii_digit() || c == '@' || c == '*') {
-                (&after[..1], 1)
-            } else {
-                let end = after
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(after.len());
-                (&after[..end], end)
-            };
-            match self.known_var(name).filter(|_| !name.is_empty()) {
-                Some(v) => acc.split(&v, false),
-                None if name.is_empty() => self.literal("$", acc),
-                None => acc.unknown(&rest[..(len + 1).min(rest.len())]),
-            }
-            rest = rest.get(len + 1..).unwrap_or_default();
-        }
-    }
-
-    fn expansion(&mut self, node: Node, quoted: bool, acc: &mut Acc, depth: usize) {
-        let text = self.text(node);
-        // `${…}` with an operator: its substitutions run; the value is
-        // known only when it runs.
-        let name = text
-            .trim_start_matches('$')
-            .trim_start_matches('{')
-            .trim_end_matches('}');
-        let plain = name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@' || c == '*');
-        if !plain || name.is_empty() {
-            self.children(node, depth + 1);
-            acc.unknown(text);
-            return;
-        }
-        match self.known_var(name) {
-            Some(value) => {
-                if quoted {
-                    acc.push(&value, &value);
-                } else {
-                    acc.split(&value, false);
-                }
-            }
+    /// `$NAME`, `${NAME}`: its value when known before the command runs.
+    fn expansion(&mut self, name: &str, text: &str, quoted: bool, acc: &mut Acc) {
+        let plain = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@' || c == '*');
+        match self.known_var(name).filter(|_| plain) {
+            Some(value) if quoted => acc.push(&value, &value),
+            Some(value) => acc.split(&value, false),
             None => acc.unknown(text),
         }
     }
@@ -822,40 +579,52 @@ impl<'a> Walk<'a> {
 
     /// `f(){ f|f& }`: a function that starts itself twice, in a pipeline
     /// or in the background, multiplies until the machine stops.
-    fn fork_bomb(&mut self, node: Node) {
-        let Some(name) = node.child_by_field_name("name") else {
-            return;
-        };
-        let name = self.text(name);
-        let Some(body) = node.child_by_field_name("body") else {
-            return;
-        };
+    fn fork_bomb(&mut self, name: &str, body: &Cmd) {
         let mut calls = 0;
         let mut forked = false;
         let mut stack = vec![(body, false)];
-        while let Some((n, in_fork)) = stack.pop() {
-            if n.kind() == "command" {
-                let called = n
-                    .child_by_field_name("name")
-                    .is_some_and(|c| self.text(c) == name);
-                if called {
-                    calls += 1;
-                    forked |= in_fork;
+        while let Some((cmd, in_fork)) = stack.pop() {
+            match cmd {
+                Cmd::Simple(s) => {
+                    if let Some([Part::Lit(first)]) = s.words.first().map(Vec::as_slice) {
+                        if first == name {
+                            calls += 1;
+                            forked |= in_fork;
+                        }
+                    }
+                    for w in &s.words {
+                        push_substitutions(w, in_fork, &mut stack);
+                    }
                 }
-            }
-            let fork = in_fork
-                || n.kind() == "pipeline"
-                || n.next_sibling().is_some_and(|s| s.kind() == "&");
-            let mut c = n.walk();
-            for child in n.children(&mut c) {
-                let bg = child.next_sibling().is_some_and(|s| s.kind() == "&");
-                stack.push((child, fork || bg));
+                Cmd::Pipeline(stages) => stack.extend(stages.iter().map(|c| (c, true))),
+                Cmd::AndOr(items) => stack.extend(items.iter().map(|c| (c, in_fork))),
+                Cmd::Background(inner) => stack.push((inner, true)),
+                Cmd::Compound { body, words, .. } => {
+                    stack.extend(body.iter().map(|c| (c, in_fork)));
+                    for w in words {
+                        push_substitutions(w, in_fork, &mut stack);
+                    }
+                }
+                Cmd::Function { body, .. } => stack.push((body, in_fork)),
             }
         }
         if calls >= 2 && forked {
             self.out
                 .findings
                 .push(Finding::Hard("fork bomb".to_string()));
+        }
+    }
+}
+
+/// The commands of a word's substitutions, for a walk over commands.
+fn push_substitutions<'c>(word: &'c [Part], fork: bool, stack: &mut Vec<(&'c Cmd, bool)>) {
+    for part in word {
+        match part {
+            Part::Sub(cmds, _) | Part::ProcSub(cmds, _) | Part::Opaque(_, cmds) => {
+                stack.extend(cmds.iter().map(|c| (c, fork)));
+            }
+            Part::Double(parts) => push_substitutions(parts, fork, stack),
+            Part::Lit(_) | Part::Single(_) | Part::AnsiC(_) | Part::Var(..) => {}
         }
     }
 }
@@ -886,21 +655,6 @@ pub(super) fn plain_commands(text: &str) -> Vec<Simple> {
             })
         })
         .collect()
-}
-
-/// Whether a word holds a `$` the grammar left alone (no expansion).
-fn has_lone_dollar(node: Node) -> bool {
-    if !node.is_named() {
-        return node.kind() == "$";
-    }
-    if node.kind() != "concatenation" {
-        return false;
-    }
-    let mut c = node.walk();
-    let found = node
-        .children(&mut c)
-        .any(|n| !n.is_named() && n.kind() == "$");
-    found
 }
 
 /// What a command prints, when it is `echo`, `printf` or `cat` of known
@@ -1241,6 +995,60 @@ mod tests {
             "{got:?}"
         );
         assert!(got.contains(&vec!["ls".to_string()]), "{got:?}");
+    }
+
+    /// The words bash passes to the last command of `line` (run in an
+    /// empty folder, so no pattern matches).
+    fn bash_words(line: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("x.sh");
+        let script = format!("a() {{ printf '%s\\0' \"$@\"; }}\n{line}\n");
+        std::fs::write(&file, script).unwrap_or_else(|e| panic!("{e}"));
+        let out = crate::child_env::ChildEnv::base()
+            .command("bash")
+            .arg(&file)
+            .current_dir(dir.path())
+            .output()
+            .unwrap_or_else(|e| panic!("bash: {e}"));
+        String::from_utf8_lossy(&out.stdout)
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Quote removal, escapes and the expansions known before a command
+    /// runs give the words bash itself passes.
+    #[test]
+    fn words_are_what_bash_passes() {
+        let lines = [
+            "a 'r'm -rf \"/\" r\\m \\r\\m r''m r\"\"m",
+            "a $'\\x72\\x6d' $'\\162\\155' $'\\u0072m' $'a\\'b' $'\\t' $'\\cA'",
+            "a \"a b\" 'c d'e \"a\\\"b\" \"a\\\\b\" \"a\\$b\" \"a\\`b\" \"a\\qb\" 'a\\qb' a\\ b",
+            "a {rm,-rf,/tmp/x} a{b,c}d {1..3} x{a..c} \\{a,b\\} '{a,b}' {a} {}",
+            "a rm$IFS-rf$IFS/ $\"translated\" \"nested $'x' here\"",
+            "a \"$@\" $* \"${@}\" x$1y a=b c==d --flag=value",
+            "a \"multi\nline\" a\\\nb",
+            "a $(printf rm) \"$(printf '%s' 'a b')\" `printf x` $(echo a b) \"$(echo a b)\"",
+            "x='r m'; a $x \"$x\" ${x} \"${x}\"",
+            "x=1; x=1; y=$x; a $y",
+            "export v=rm; a $v",
+            "a [ -f x ] \"[\" ]",
+            "a $ a$ \"$\" '$'",
+        ];
+        let mut disagree = Vec::new();
+        for line in lines {
+            let s = parse(line, Instant::now() + Duration::from_secs(5), MAX_DEPTH);
+            let ours: Vec<String> = s
+                .commands
+                .last()
+                .map(|c| c.words.iter().skip(1).map(|w| w.text.clone()).collect())
+                .unwrap_or_default();
+            let bash = bash_words(line);
+            if ours != bash {
+                disagree.push(format!("{line:?}:\n  ours {ours:?}\n  bash {bash:?}"));
+            }
+        }
+        assert!(disagree.is_empty(), "{}", disagree.join("\n"));
     }
 
     #[test]

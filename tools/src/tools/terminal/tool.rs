@@ -24,6 +24,7 @@ mod guard;
 mod judge;
 mod parse;
 pub mod session;
+mod syntax;
 
 pub use guard::Verdict;
 
