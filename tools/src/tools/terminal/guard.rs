@@ -90,18 +90,12 @@ pub(super) struct Table {
 }
 
 impl Table {
-    /// The first rule of `kind`, in table order, that `text` matches.
-    pub(super) fn first(&self, kind: Kind, text: &str) -> Option<&Rule> {
-        self.set
-            .matches(text.as_bytes())
-            .into_iter()
-            .filter_map(|i| self.rules.get(i))
-            .filter(|r| r.kind == kind)
-            .find(|r| matches(r, text))
-    }
-
-    /// Every rule `text` matches, in table order.
+    /// Every rule `text` matches, in table order (most texts match none:
+    /// one scan that stops at the first match says so).
     pub(super) fn all<'t>(&'t self, text: &str) -> Vec<&'t Rule> {
+        if !self.set.is_match(text.as_bytes()) {
+            return Vec::new();
+        }
         self.set
             .matches(text.as_bytes())
             .into_iter()
@@ -203,11 +197,15 @@ pub fn check(command: &str, profile: &Profile) -> Verdict {
         ));
     }
     let parsed = super::judge::judge(command, profile, table);
-    let variants = variants(command, profile);
+    // The text rules: every variant scanned once, its matches kept.
+    let matched: Vec<Vec<&Rule>> = variants(command, profile)
+        .iter()
+        .map(|v| table.all(v))
+        .collect();
     let text = |kind: Kind| {
-        variants
+        matched
             .iter()
-            .find_map(|v| table.first(kind, v))
+            .find_map(|rules| rules.iter().find(|r| r.kind == kind))
             .map(|r| r.description.clone())
     };
     let parsed_first = |kind: Kind| {
@@ -290,7 +288,12 @@ fn replace(re: &Option<Regex>, text: &str, with: &str) -> String {
 /// The normalized, lower-case command (module docs).
 pub fn normalize(command: &str, profile: &Profile) -> String {
     let text = crate::procs::output::clean(command).replace('\0', "");
-    let text: String = text.nfkc().collect();
+    // ASCII is its own compatibility form.
+    let text: String = if text.is_ascii() {
+        text
+    } else {
+        text.nfkc().collect()
+    };
     let text = replace(&CONTINUATION, &text, "");
     let text = fold_home(&text, &profile.home().to_string_lossy(), "~/.hermes");
     let user_home = ChildEnv::base().get("HOME").unwrap_or_default().to_string();

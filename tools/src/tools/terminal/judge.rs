@@ -5,6 +5,7 @@
 //! heredocs, `source <(…)`) parsed and judged again, and holds for what
 //! is known only when it runs.
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
@@ -134,24 +135,20 @@ impl Judge<'_> {
     /// Each pipeline as one text (`curl … | sh`), for the rules written
     /// for pipes.
     fn pipelines(&self, script: &Script, certain: bool, out: &mut Findings) {
-        let mut ids: Vec<usize> = script
+        let mut stages: Vec<(usize, usize, &Simple)> = script
             .commands
             .iter()
-            .filter_map(|c| c.pipe.map(|(id, _)| id))
+            .filter_map(|c| c.pipe.map(|(id, stage)| (id, stage, c)))
             .collect();
-        ids.dedup();
-        for id in ids {
-            let mut stages: Vec<&Simple> = script
-                .commands
-                .iter()
-                .filter(|c| c.pipe.is_some_and(|(p, _)| p == id))
-                .collect();
-            if stages.len() < 2 {
+        stages.sort_by_key(|(id, stage, _)| (*id, *stage));
+        for pipeline in stages.chunk_by(|a, b| a.0 == b.0) {
+            if pipeline.len() < 2 {
                 continue;
             }
-            stages.sort_by_key(|c| c.pipe.map(|(_, s)| s));
-            let (text, bare): (Vec<String>, Vec<String>) =
-                stages.iter().map(|c| self.canonical(&c.words, c)).unzip();
+            let (text, bare): (Vec<String>, Vec<String>) = pipeline
+                .iter()
+                .map(|(_, _, c)| self.canonical(&c.words, c))
+                .unzip();
             self.rules(&text.join(" | "), &bare.join(" | "), certain, out);
         }
     }
@@ -161,50 +158,67 @@ impl Judge<'_> {
     /// case; and the same with unknown parts empty.
     fn canonical(&self, words: &[Word], cmd: &Simple) -> (String, String) {
         let mut text = String::new();
-        let mut bare = String::new();
         for (i, w) in words.iter().enumerate() {
-            let (t, b) = if i == 0 {
-                (basename(&w.text), basename(&w.bare))
-            } else {
-                (self.path(&w.text), self.path(&w.bare))
-            };
-            for (s, v) in [(&mut text, t), (&mut bare, b)] {
-                if !s.is_empty() {
-                    s.push(' ');
-                }
-                s.push_str(&quote(&v));
-            }
+            self.canonical_word(&mut text, i, &w.text);
         }
+        // Unknown parts empty: the same text when every part is known.
+        let mut bare = if words.iter().all(|w| w.text == w.bare) {
+            None
+        } else {
+            let mut bare = String::new();
+            for (i, w) in words.iter().enumerate() {
+                self.canonical_word(&mut bare, i, &w.bare);
+            }
+            Some(bare)
+        };
         for r in &cmd.redirects {
             let (op, target) = r.split_once(' ').unwrap_or((r, ""));
-            let r = format!("{op} {}", self.path(target));
-            for s in [&mut text, &mut bare] {
+            let target = self.path(target);
+            for s in std::iter::once(&mut text).chain(bare.as_mut()) {
                 if !s.is_empty() {
                     s.push(' ');
                 }
-                s.push_str(&r);
+                s.push_str(op);
+                s.push(' ');
+                s.push_str(&target);
             }
         }
-        (text.to_lowercase(), bare.to_lowercase())
+        let text = lower(text);
+        let bare = bare.map_or_else(|| text.clone(), lower);
+        (text, bare)
+    }
+
+    /// Word `i` of a command appended to `s`: the name without its folder,
+    /// an argument normalized as a path.
+    fn canonical_word(&self, s: &mut String, i: usize, word: &str) {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        if i == 0 {
+            s.push_str(&quote(basename(word)));
+        } else {
+            s.push_str(&quote(&self.path(word)));
+        }
     }
 
     /// A path argument normalized as the kernel resolves it (`/etc/`,
     /// `//etc`, `/./etc`, `/tmp/..` are `/etc`, `/etc`, `/etc`, `/`), the
     /// homes folded; `name=/path` (dd's `of=`) too.
-    fn path(&self, word: &str) -> String {
+    fn path<'w>(&self, word: &'w str) -> Cow<'w, str> {
+        if !word.contains('/') {
+            return Cow::Borrowed(word);
+        }
         if let Some((key, value)) = word.split_once('=') {
             if value.starts_with('/') && !key.contains('/') {
-                return format!("{key}={}", self.path(value));
+                return Cow::Owned(format!("{key}={}", self.path(value)));
             }
         }
         let (prefix, rest) = if let Some(rest) = word.strip_prefix('/') {
             ("", rest)
-        } else if word == "~" {
-            return word.to_string();
         } else if let Some(rest) = word.strip_prefix("~/") {
             ("~", rest)
         } else {
-            return word.to_string();
+            return Cow::Borrowed(word);
         };
         let mut parts: Vec<&str> = Vec::new();
         for seg in rest.split('/') {
@@ -218,14 +232,14 @@ impl Judge<'_> {
         }
         let joined = format!("{prefix}/{}", parts.join("/"));
         if prefix == "~" {
-            return joined.trim_end_matches('/').to_string();
+            return Cow::Owned(joined.trim_end_matches('/').to_string());
         }
         let folded = fold_home(&(joined.clone() + "/"), &self.homes.0, "~/.hermes");
         let folded = fold_home(&folded, &self.homes.1, "~");
         if folded == joined.clone() + "/" {
-            joined
+            Cow::Owned(joined)
         } else {
-            folded.trim_end_matches('/').to_string()
+            Cow::Owned(folded.trim_end_matches('/').to_string())
         }
     }
 
@@ -484,7 +498,7 @@ fn reads_code(words: &[Word], level: usize) -> bool {
     }
     // `docker exec -it c bash`, `kubectl exec -it p -- sh`, `chroot /x bash`.
     args.iter().enumerate().any(|(i, w)| {
-        SHELLS.contains(&basename(&w.text).as_str())
+        SHELLS.contains(&basename(&w.text))
             && args
                 .get(i + 1..)
                 .unwrap_or_default()
@@ -513,7 +527,7 @@ fn xargs_runs_its_input(args: &[Word]) -> bool {
         return false;
     };
     unwrap("xargs", args).iter().any(|inner| match inner {
-        Inner::Words(w) => w.first().is_some_and(|n| SHELLS.contains(&basename(&n.text).as_str()))
+        Inner::Words(w) => w.first().is_some_and(|n| SHELLS.contains(&basename(&n.text)))
             && matches!(shell_args(&w[1..]), ShellArgs::Code(Some(code)) if code.text.trim() == replace),
         Inner::Code(_) => false,
     })
@@ -553,23 +567,33 @@ fn could_be(description: &str) -> String {
     format!("could be {description}: parts of it are known only when it runs")
 }
 
-fn basename(name: &str) -> String {
+fn basename(name: &str) -> &str {
     match name.rsplit_once('/') {
-        Some((_, base)) if !base.is_empty() => base.to_string(),
-        _ => name.to_string(),
+        Some((_, base)) if !base.is_empty() => base,
+        _ => name,
+    }
+}
+
+/// Lower case, in place for ASCII.
+fn lower(mut text: String) -> String {
+    if text.is_ascii() {
+        text.make_ascii_lowercase();
+        text
+    } else {
+        text.to_lowercase()
     }
 }
 
 /// A word as the rules see it: quoted when it holds blanks or shell
 /// operators, so `rm -rf '/ x'` is no `rm -rf /`.
-fn quote(word: &str) -> String {
+fn quote(word: &str) -> Cow<'_, str> {
     if word.is_empty() {
-        return "''".to_string();
+        return Cow::Borrowed("''");
     }
     if word.contains(|c: char| c.is_whitespace() || ";&|<>()`'\"".contains(c)) {
-        format!("'{}'", word.replace('\'', ""))
+        Cow::Owned(format!("'{}'", word.replace('\'', "")))
     } else {
-        word.to_string()
+        Cow::Borrowed(word)
     }
 }
 
