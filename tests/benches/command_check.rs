@@ -36,7 +36,7 @@ env A=1 timeout 5 make -j2 || sudo -u root true; sh -c 'grep -r todo src'\n";
 fn bench(bencher: Bencher, text: &str) {
     let home = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let profile = Profile::new(home.path());
-    // Warm: the rule table and the grammar load once per process.
+    // Warm: the rule table loads once per process.
     check_command("true", &profile);
     bencher.bench_local(|| check_command(black_box(text), &profile));
 }
