@@ -9,7 +9,7 @@
 //! and the answer is always one JSON object.
 #![no_main]
 
-use hermes_fuzz::{block_on, check_result, confined, registry, Sandbox, SESSION};
+use hermes_fuzz::{block_on, check_result, confined, registry, Sandbox};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -104,8 +104,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let sandbox = Sandbox::get();
     sandbox.prepare(FIXTURES, WRITERS.contains(&tool));
-    let ctx = sandbox.context();
-    let result = block_on(registry().dispatch_json(tool, &raw, &ctx));
-    hermes_tools::forget_todo_session(SESSION);
+    let session = sandbox.session();
+    let result = block_on(registry().dispatch_json(tool, &raw, &session.context()));
+    session.end();
     check_result(tool, &raw, &result);
 });

@@ -15,9 +15,6 @@ use std::sync::OnceLock;
 use hermes_tools::{Registry, ToolContext};
 use serde_json::Value;
 
-/// The session id every dispatched call carries (`todo` keeps one list per
-/// session; it is forgotten after each input so nothing grows across runs).
-pub const SESSION: &str = "fuzz";
 
 /// The registry with the agent-loop executors installed (`todo`, `memory`).
 pub fn registry() -> &'static Registry {
@@ -110,10 +107,11 @@ impl Sandbox {
         }
     }
 
-    /// A context for one call: the sandbox's folders and the fuzz session.
-    pub fn context(&self) -> ToolContext {
-        ToolContext::new(hermes_runtime::Profile::new(&self.home), &self.cwd)
-            .with_session_id(SESSION)
+    /// A session for one input: the sandbox's folders. Dropped after the
+    /// input, it forgets what the calls left (`todo`'s list, read state),
+    /// so nothing grows across runs.
+    pub fn session(&self) -> hermes_tools::Session {
+        hermes_tools::Session::new(hermes_runtime::Profile::new(&self.home), &self.cwd)
     }
 
     /// The bytes of a file of the working folder, if it is there.

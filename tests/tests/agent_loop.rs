@@ -62,7 +62,8 @@ async fn without_executors_dispatch_refuses_both() {
 async fn todo_writes_merges_and_reads_per_session() {
     let registry = installed();
     let dir = tempfile::tempdir().unwrap();
-    let a = ctx(dir.path(), "todo-session-a");
+    let session_a = hermes_tools::Session::new(Profile::new(dir.path()), dir.path());
+    let a = session_a.context();
     let b = ctx(dir.path(), "todo-session-b");
 
     let v = call(registry, &a, "todo", json!({})).await;
@@ -133,7 +134,9 @@ async fn todo_writes_merges_and_reads_per_session() {
     )
     .await;
     assert_eq!(v["summary"]["total"], 1);
-    hermes_tools::forget_todo_session("todo-session-a");
+    // Ending the session forgets its list: a call with its ids again
+    // finds none.
+    session_a.end();
     let v = call(registry, &a, "todo", json!({})).await;
     assert_eq!(v["summary"]["total"], 0);
 }

@@ -123,9 +123,12 @@ async fn sessions_are_scoped_by_task_and_by_profile() {
     let b = tempfile::tempdir().unwrap();
     let pa = profile(a.path(), "");
     let pb = profile(b.path(), "");
-    let one = ToolContext::new(pa.clone(), dir.path()).with_task_id("t-scope");
+    let held = hermes_tools::Session::new(pa.clone(), dir.path());
+    let one = held.context();
     let other_task = ToolContext::new(pa, dir.path()).with_task_id("t-scope-2");
-    let other_profile = ToolContext::new(pb, dir.path()).with_task_id("t-scope");
+    let other_profile = ToolContext::new(pb, dir.path())
+        .with_task_id(held.id())
+        .with_session_id(held.id());
 
     run(&one, "cd / && export SCOPED=yes").await;
     assert_eq!(output(&run(&one, "echo $SCOPED; pwd").await), "yes\n/");
@@ -155,7 +158,7 @@ async fn sessions_are_scoped_by_task_and_by_profile() {
     assert_eq!(v["output"].as_str().unwrap().trim(), "yes in /", "{v}");
 
     // Ending the session forgets it.
-    hermes_tools::end_terminal_session(&one);
+    held.end();
     let v = run(&one, "echo \"[$SCOPED]\"").await;
     assert_eq!(output(&v), "[]");
 }
@@ -219,7 +222,8 @@ async fn live_sessions_are_capped_and_the_state_folder_is_private() {
         (total - 1).to_string()
     );
     assert_eq!(output(&run(&session_of(0), "echo \"[$N]\"").await), "[]");
-    hermes_tools::end_profile_terminal_sessions(&p);
+    // The profile's handle, dropped, ends every session left of it.
+    drop(hermes_tools::ProfileSessions::new(p.clone()));
     assert_eq!(
         output(&run(&session_of(total - 1), "echo \"[$N]\"").await),
         "[]"

@@ -6,6 +6,9 @@
 //! which wires the modules and indexes the tools; nothing here lists them.
 //!
 //! Beside the registry, what an agent embedding these tools wires up:
+//! a [`Session`] per conversation (its calls' context; dropping it ends
+//! its processes and forgets its state) and a [`ProfileSessions`] per
+//! profile (dropping it ends the profile's MCP servers),
 //! [`install_agent_loop_executors`] (working `todo` and `memory`),
 //! [`set_clarify_callback`] (how `clarify` reaches the user),
 //! [`hermes_runtime::approval::set_approval_callback`] (how dangerous
@@ -26,23 +29,19 @@ pub mod protected;
 pub mod redact;
 pub mod sandbox;
 mod schema_util;
+mod session;
 
 pub use agent_loop::install_agent_loop_executors;
 pub use generated::clarify::{
     clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
 };
-pub use generated::file::forget_file_reads;
 pub use generated::memory::snapshot as memory_snapshot;
-pub use generated::terminal::session::{
-    end as end_terminal_session, end_profile as end_profile_terminal_sessions,
-};
 pub use generated::terminal::{check_command, Verdict as CommandVerdict};
-pub use generated::todo::forget_session as forget_todo_session;
 pub use hermes_runtime::{Registry, ToolContext};
-pub use mcp_client::end_profile as end_profile_mcp_servers;
 pub use procs::environ::private_environment;
 pub use procs::notify::{notifications as process_notifications, ProcessNotification};
 pub use sandbox::sandbox_helper;
+pub use session::{ProfileSessions, Session};
 
 /// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.
 #[doc(hidden)]

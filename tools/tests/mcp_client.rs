@@ -432,7 +432,8 @@ fn ending_the_profile_tears_its_servers_down() {
     let kept_pid = pid_of(&kept, "mcp__p2__pid");
     assert!(alive(gone_pid) && alive(kept_pid));
 
-    assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 1);
+    // The profile's handle, dropped, ends its servers.
+    drop(hermes_tools::ProfileSessions::new(gone.profile.clone()));
     assert!(gone.registry.tool("mcp__p1__echo").is_none());
     let status = gone_clients.status();
     assert!(
@@ -454,8 +455,9 @@ fn ending_the_profile_tears_its_servers_down() {
         kept.call("mcp__p2__echo", json!({"text": "still"}))["result"],
         "still"
     );
-    // Ended once.
-    assert_eq!(hermes_tools::end_profile_mcp_servers(&gone.profile), 0);
+    // Ended once: a second handle's end touches nothing else.
+    drop(hermes_tools::ProfileSessions::new(gone.profile.clone()));
+    assert!(alive(kept_pid));
     drop(gone_clients);
     drop(kept_clients);
     assert!(

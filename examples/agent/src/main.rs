@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use hermes_example_agent::chat::{self, ChatConfig, Outcome};
-use hermes_runtime::{Profile, ToolContext};
+use hermes_runtime::Profile;
 
 #[derive(Parser)]
 #[command(name = "agent", about = "An agent on hermes-tools")]
@@ -141,9 +141,32 @@ async fn run(
         }),
     );
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let ctx = ToolContext::new(profile.clone(), cwd);
+    // One session for the conversation, of one profile: ending them ends
+    // what the conversation started (background commands, its terminal
+    // session, read state, todo list) and the profile's MCP servers.
+    let profiles = hermes_tools::ProfileSessions::new(profile.clone());
+    let session = profiles.session(cwd);
+    let code = converse(registry, &profile, &session, config, toolsets, prompt).await;
+    let _ = tokio::task::spawn_blocking(move || {
+        session.end();
+        drop(profiles);
+    })
+    .await;
+    code
+}
+
+/// The conversation itself: the model, the tools, until an answer.
+async fn converse(
+    registry: &Arc<hermes_runtime::Registry>,
+    profile: &Profile,
+    session: &hermes_tools::Session,
+    config: ChatConfig,
+    toolsets: &[String],
+    prompt: &str,
+) -> ExitCode {
+    let ctx = session.context();
     let enabled: Vec<&str> = toolsets.iter().map(String::as_str).collect();
-    let definitions = registry.get_tool_definitions(Some(&enabled), &[], &profile);
+    let definitions = registry.get_tool_definitions(Some(&enabled), &[], profile);
     if !definitions.unknown.is_empty() {
         eprintln!(
             "error: unknown toolsets: {}",

@@ -264,6 +264,9 @@ struct HermesServer {
     toolsets: Arc<Vec<String>>,
     disable: Arc<Vec<String>>,
     ctx: ToolContext,
+    /// The MCP session's own: its calls' state ends when the last clone
+    /// of this handler drops.
+    session: Arc<hermes_tools::Session>,
     watchers: Watchers,
 }
 
@@ -271,12 +274,16 @@ impl HermesServer {
     /// Checks the options: every toolset must be known, every definition
     /// must have an MCP form.
     fn new(registry: &'static Registry, options: &ServeOptions) -> Result<Self, String> {
+        let session = Arc::new(hermes_tools::Session::new(
+            options.profile.clone(),
+            options.cwd.clone(),
+        ));
         let server = HermesServer {
             registry,
             toolsets: Arc::new(options.toolsets.clone()),
             disable: Arc::new(options.disable.clone()),
-            ctx: ToolContext::new(options.profile.clone(), options.cwd.clone())
-                .with_task_id(new_session_task_id()),
+            ctx: session.context(),
+            session,
             watchers: Arc::default(),
         };
         let defs = server.definitions_raw();
@@ -293,12 +300,18 @@ impl HermesServer {
         Ok(server)
     }
 
-    /// The handler of a new MCP session: the same server, its own task id,
-    /// so one MCP session is one terminal session (its working directory
-    /// and exported variables) and one approval session.
+    /// The handler of a new MCP session: the same server, its own
+    /// [`hermes_tools::Session`], so one MCP session is one terminal session (its
+    /// working directory and exported variables), one approval session,
+    /// and owns its background processes, which end with it.
     fn for_new_session(&self) -> Self {
         let mut server = self.clone();
-        server.ctx = server.ctx.with_task_id(new_session_task_id());
+        let session = Arc::new(hermes_tools::Session::new(
+            self.ctx.profile().clone(),
+            self.ctx.cwd().to_path_buf(),
+        ));
+        server.ctx = session.context();
+        server.session = session;
         server
     }
 
@@ -364,15 +377,6 @@ impl HermesServer {
         }
         self.registry.dispatch(name, args, &ctx).await
     }
-}
-
-/// A task id no other MCP session of this process has.
-fn new_session_task_id() -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    format!(
-        "mcp-{}",
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )
 }
 
 impl HermesServer {

@@ -1177,6 +1177,32 @@ impl ProcessTable {
         }
     }
 
+    /// Tears down the background processes one session of `profile`
+    /// started (`session_id`: the id of its calls' context), with `grace`;
+    /// returns how many were still running.
+    pub fn end_session(&self, profile: &Profile, session_id: &str, grace: Duration) -> usize {
+        // Left in the table while they are torn down: a shutdown meanwhile
+        // (the process exiting) still finds and ends them.
+        let ended: Vec<Arc<Background>> = lock(&self.procs)
+            .values()
+            .filter(|b| {
+                b.profile_home == profile.home() && b.session_id.as_deref() == Some(session_id)
+            })
+            .cloned()
+            .collect();
+        let running = ended.iter().filter(|b| b.exit_code().is_none()).count();
+        std::thread::scope(|s| {
+            for bg in &ended {
+                s.spawn(move || kill(bg, grace));
+            }
+        });
+        let mut procs = lock(&self.procs);
+        for bg in &ended {
+            procs.remove(&bg.id);
+        }
+        running
+    }
+
     /// Tears down every background process of every profile, and every
     /// foreground command still running (the agent shutting down), with
     /// `grace`; returns how many background processes were still running.

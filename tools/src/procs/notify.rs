@@ -101,6 +101,17 @@ impl Notifications {
         lock(&self.queue).drain(..).collect()
     }
 
+    /// The queued events of one task (session), oldest first, taken out
+    /// of the queue; the others stay.
+    pub fn drain_task(&self, task_id: &str) -> Vec<ProcessNotification> {
+        let mut queue = lock(&self.queue);
+        let (mine, others): (VecDeque<_>, VecDeque<_>) = queue
+            .drain(..)
+            .partition(|e| e.task_id.as_deref() == Some(task_id));
+        *queue = others;
+        mine.into()
+    }
+
     /// The oldest event, waiting up to `limit` for one (blocking).
     pub fn wait(&self, limit: Duration) -> Option<ProcessNotification> {
         let deadline = Instant::now() + limit;

@@ -65,6 +65,20 @@ pub fn release_pool() {
     drop(all);
 }
 
+/// Ends the idle resident shells of one terminal session (`name`, as
+/// `terminal::session::name` gives it): the session ended.
+pub fn release_session(name: &str) {
+    let ended: Vec<Resident> = {
+        let mut idle = idle();
+        let (ended, kept): (Vec<_>, Vec<_>) = idle
+            .drain(..)
+            .partition(|r| r.key.session.as_deref() == Some(name));
+        *idle = kept;
+        ended
+    };
+    drop(ended);
+}
+
 /// Every resident shell running now, idle or serving a command.
 static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 

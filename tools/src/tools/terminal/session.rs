@@ -159,9 +159,11 @@ pub fn shutdown() {
     }
 }
 
-/// Ends the session of `ctx` (its directory and variables are forgotten).
+/// Ends the session of `ctx`: its directory and variables are forgotten,
+/// its idle resident shells end.
 pub fn end(ctx: &ToolContext) {
     sessions().remove(&key_of(ctx));
+    crate::procs::resident::release_session(&name(ctx));
 }
 
 /// Ends every session of `profile`.

@@ -1,0 +1,148 @@
+//! What one conversation accumulates, held by the agent as a value:
+//! [`Session`] (one per conversation) and [`ProfileSessions`] (one per
+//! profile the agent serves). Dropping one is its cleanup.
+//!
+//! A session's calls run with [`Session::context`]: its own id as the task
+//! and session id, so its terminal session (working directory, exported
+//! variables, resident shells), background processes, todo list, file read
+//! state and "session" approvals are its own. When the last handle of a
+//! session drops, they end: background processes torn down as at shutdown,
+//! idle resident shells ended, the rest forgotten. A profile's handle ends
+//! the profile's MCP servers and every terminal session left of it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use hermes_runtime::approval::ApprovalCallback;
+use hermes_runtime::{Profile, ToolContext};
+
+use crate::procs::notify::ProcessNotification;
+
+/// How long a background process gets between the steps of its teardown
+/// when its session ends.
+const TEARDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// One conversation: the context its calls run with, and ownership of
+/// what they leave behind (module docs).
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    ctx: ToolContext,
+}
+
+/// A process-unique session id: no two live sessions share state.
+fn new_id() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!("session-{}-{n}-{nanos:08x}", std::process::id())
+}
+
+impl Session {
+    /// A new session of `profile` whose calls run in `cwd`.
+    pub fn new(profile: Profile, cwd: impl Into<PathBuf>) -> Self {
+        let id = new_id();
+        let ctx = ToolContext::new(profile, cwd)
+            .with_task_id(id.clone())
+            .with_session_id(id.clone());
+        Session { id, ctx }
+    }
+
+    /// Asks `callback` (before the process-wide one) when one of this
+    /// session's calls needs approval.
+    pub fn with_approval_callback(mut self, callback: ApprovalCallback) -> Self {
+        self.ctx = self.ctx.clone().with_approval_callback(callback);
+        self
+    }
+
+    /// The session's id (its calls' task and session id).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn profile(&self) -> &Profile {
+        self.ctx.profile()
+    }
+
+    /// The context to dispatch this session's calls with (add a tool call
+    /// id or a turn id as needed).
+    pub fn context(&self) -> ToolContext {
+        self.ctx.clone()
+    }
+
+    /// What this session's background processes reported
+    /// (`notify_on_complete`, `watch_patterns`) since the last drain,
+    /// oldest first; other sessions' events stay queued for them.
+    pub fn notifications(&self) -> Vec<ProcessNotification> {
+        crate::procs::notify::notifications().drain_task(&self.id)
+    }
+}
+
+impl Session {
+    /// Ends the session now, waiting until its background processes are
+    /// torn down (dropping it does the same; inside a tokio runtime the
+    /// teardown then runs on a blocking thread, so a drop never stalls the
+    /// runtime).
+    pub fn end(self) {
+        let cleanup = self.cleanup();
+        std::mem::forget(self);
+        cleanup();
+    }
+
+    /// What ending the session does, ready to run anywhere.
+    fn cleanup(&self) -> impl FnOnce() + Send + 'static {
+        let ctx = self.ctx.clone();
+        let id = self.id.clone();
+        move || {
+            crate::procs::table().end_session(ctx.profile(), &id, TEARDOWN_GRACE);
+            crate::generated::terminal::session::end(&ctx);
+            crate::generated::todo::forget_session(&id);
+            crate::generated::file::forget_file_reads(Some(&id));
+            hermes_runtime::approval::forget_session(&ctx);
+            drop(crate::procs::notify::notifications().drain_task(&id));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let cleanup = self.cleanup();
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(cleanup)),
+            Err(_) => cleanup(),
+        }
+    }
+}
+
+/// A profile the agent serves: its sessions, and what they share (its MCP
+/// servers). Dropping it ends them.
+#[derive(Debug)]
+pub struct ProfileSessions {
+    profile: Profile,
+}
+
+impl ProfileSessions {
+    pub fn new(profile: Profile) -> Self {
+        ProfileSessions { profile }
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// A new session of this profile whose calls run in `cwd`.
+    pub fn session(&self, cwd: impl Into<PathBuf>) -> Session {
+        Session::new(self.profile.clone(), cwd)
+    }
+}
+
+impl Drop for ProfileSessions {
+    fn drop(&mut self) {
+        crate::mcp_client::end_profile(&self.profile);
+        crate::generated::terminal::session::end_profile(&self.profile);
+    }
+}
