@@ -9,7 +9,8 @@
 //! 0. the user's deny rules (`approvals.deny`, [`denied_by_user`]) are
 //!    matched by the tool before it asks, and before any of the bypasses
 //!    below: a denied command is refused whatever the switches say;
-//! 1. the operator's switch ([`yolo`], `HERMES_YOLO_MODE`): everything is
+//! 1. the operator's switch (the context's own, [`ToolContext::with_yolo`],
+//!    else the process-wide [`yolo`], `HERMES_YOLO_MODE`): everything is
 //!    approved without asking (hard blocks are not approvals: the tool
 //!    refuses those before it asks); for a shell command
 //!    ([`ApprovalNeed::for_command`]) also the profile's `approvals.mode:
@@ -173,6 +174,12 @@ pub type ApprovalFuture = Pin<Box<dyn Future<Output = ApprovalAnswer> + Send>>;
 pub type ApprovalCallback = Arc<dyn Fn(ApprovalRequest) -> ApprovalFuture + Send + Sync>;
 
 static CALLBACK: RwLock<Option<ApprovalCallback>> = RwLock::new(None);
+
+/// The operator's switch for `ctx`'s calls: its own, else the
+/// process-wide one.
+pub fn yolo_for(ctx: &ToolContext) -> bool {
+    ctx.yolo().unwrap_or_else(yolo)
+}
 
 /// Installs the process-wide approval callback (a context's own, set with
 /// [`ToolContext::with_approval_callback`], is asked first).
@@ -354,7 +361,7 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// `approvals.mode: off` (commands), the `command_allowlist`, a "session"
 /// answer, an "always" answer.
 fn already_approved(ctx: &ToolContext, need: &ApprovalNeed) -> bool {
-    if yolo() {
+    if yolo_for(ctx) {
         return true;
     }
     let config = ctx.profile().config();

@@ -96,6 +96,9 @@ struct Inner {
     cancel: Cancellation,
     /// A cron job's call: no user to ask (`approvals.cron_mode` decides).
     cron: bool,
+    /// The operator's switch for these calls only; `None`: the
+    /// process-wide one ([`crate::approval::yolo`]).
+    yolo: Option<bool>,
 }
 
 /// A context's own approval callback (`Debug` for [`Inner`]).
@@ -135,6 +138,7 @@ impl ToolContext {
                 approver: Approver::default(),
                 cancel: Cancellation::new(),
                 cron: false,
+                yolo: None,
             }),
         }
     }
@@ -221,6 +225,17 @@ impl ToolContext {
     /// first (e.g. the client of one MCP session); see [`crate::approval`].
     pub fn with_approval_callback(self, callback: ApprovalCallback) -> Self {
         self.edit(|i| i.approver = Approver(Some(callback)))
+    }
+
+    /// The operator's switch for calls with this context (an embedder's
+    /// session), over the process-wide one; see [`crate::approval`].
+    pub fn with_yolo(self, on: bool) -> Self {
+        self.edit(|i| i.yolo = Some(on))
+    }
+
+    /// The context's own operator switch, if it has one.
+    pub fn yolo(&self) -> Option<bool> {
+        self.inner.yolo
     }
 
     /// The context's own approval callback, if it has one.

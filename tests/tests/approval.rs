@@ -10,8 +10,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use hermes_runtime::approval::{
     self, ApprovalAnswer, ApprovalCallback, ApprovalNeed, ApprovalRequest,
@@ -21,27 +22,6 @@ use hermes_runtime::hooks::{
 };
 use hermes_runtime::{Profile, Registry, ToolContext};
 use serde_json::{json, Value};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Holds [`SERIAL`]; on drop, no callback and the switch off again.
-struct Exclusive(#[allow(dead_code)] MutexGuard<'static, ()>);
-
-impl Exclusive {
-    fn take() -> Self {
-        let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-        approval::clear_approval_callback();
-        approval::set_yolo(false);
-        Exclusive(guard)
-    }
-}
-
-impl Drop for Exclusive {
-    fn drop(&mut self) {
-        approval::clear_approval_callback();
-        approval::set_yolo(false);
-    }
-}
 
 /// A callback that answers `answer` and records what it was asked.
 fn answering(answer: ApprovalAnswer) -> (ApprovalCallback, Arc<Mutex<Vec<ApprovalRequest>>>) {
@@ -54,9 +34,14 @@ fn answering(answer: ApprovalAnswer) -> (ApprovalCallback, Arc<Mutex<Vec<Approva
     (cb, asked)
 }
 
+/// A profile and a working folder, and what its calls' context carries:
+/// the approval callback and the operator's switch are the context's own,
+/// so tests running at once never see each other's.
 struct Sandbox {
     dir: tempfile::TempDir,
     home: PathBuf,
+    callback: RefCell<Option<ApprovalCallback>>,
+    yolo: Cell<bool>,
 }
 
 impl Sandbox {
@@ -64,11 +49,30 @@ impl Sandbox {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().join("profile");
         std::fs::create_dir_all(&home).unwrap();
-        Sandbox { dir, home }
+        Sandbox {
+            dir,
+            home,
+            callback: RefCell::new(None),
+            yolo: Cell::new(false),
+        }
+    }
+
+    fn set_callback(&self, callback: ApprovalCallback) {
+        *self.callback.borrow_mut() = Some(callback);
+    }
+
+    fn set_yolo(&self, on: bool) {
+        self.yolo.set(on);
     }
 
     fn ctx(&self, task: &str) -> ToolContext {
-        ToolContext::new(Profile::new(&self.home), self.dir.path()).with_task_id(task)
+        let ctx = ToolContext::new(Profile::new(&self.home), self.dir.path())
+            .with_task_id(task)
+            .with_yolo(self.yolo.get());
+        match self.callback.borrow().clone() {
+            Some(cb) => ctx.with_approval_callback(cb),
+            None => ctx,
+        }
     }
 
     /// A fresh folder that `rm -r` (a dangerous pattern) would remove.
@@ -98,7 +102,6 @@ fn call(ctx: &ToolContext, tool: &str, args: Value) -> Value {
 
 #[test]
 fn without_a_callback_a_dangerous_command_is_refused_and_never_runs() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let victim = sb.victim("v");
     let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
@@ -119,10 +122,9 @@ fn without_a_callback_a_dangerous_command_is_refused_and_never_runs() {
 
 #[test]
 fn once_runs_this_call_and_asks_again_next_time() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Once);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     let first = sb.victim("a");
     let v = call(&sb.ctx("t1"), "terminal", rm(&first));
     assert_eq!(v["exit_code"], 0, "{v}");
@@ -139,10 +141,9 @@ fn once_runs_this_call_and_asks_again_next_time() {
 
 #[test]
 fn session_covers_the_same_pattern_in_the_same_session_only() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Session);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     for name in ["a", "b", "c"] {
         let victim = sb.victim(name);
         call(&sb.ctx("t-session"), "terminal", rm(&victim));
@@ -171,10 +172,9 @@ fn session_covers_the_same_pattern_in_the_same_session_only() {
 
 #[test]
 fn always_is_remembered_per_profile_in_a_file() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Always);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     call(&sb.ctx("t1"), "terminal", rm(&sb.victim("a")));
     let file = sb.home.join(approval::ALWAYS_FILE);
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -184,7 +184,7 @@ fn always_is_remembered_per_profile_in_a_file() {
     // Another session of the same profile, with a callback that would deny:
     // not asked.
     let (deny, denied) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(deny);
+    sb.set_callback(deny.clone());
     let victim = sb.victim("b");
     call(&sb.ctx("t-later"), "terminal", rm(&victim));
     assert!(!victim.exists());
@@ -192,6 +192,7 @@ fn always_is_remembered_per_profile_in_a_file() {
 
     // Another profile is asked (and denied).
     let other = Sandbox::new();
+    other.set_callback(deny);
     let victim = other.victim("c");
     let v = call(&other.ctx("t1"), "terminal", rm(&victim));
     assert!(victim.exists(), "{v}");
@@ -200,10 +201,9 @@ fn always_is_remembered_per_profile_in_a_file() {
 
 #[test]
 fn deny_blocks_with_a_message_the_model_can_follow() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     let victim = sb.victim("a");
     let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
     let error = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
@@ -217,9 +217,8 @@ fn deny_blocks_with_a_message_the_model_can_follow() {
 
 #[test]
 fn a_panicking_callback_counts_as_deny() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
-    approval::set_approval_callback(Arc::new(|_req: ApprovalRequest| {
+    sb.set_callback(Arc::new(|_req: ApprovalRequest| {
         panic!("the approval UI crashed")
     }));
     let victim = sb.victim("a");
@@ -230,11 +229,10 @@ fn a_panicking_callback_counts_as_deny() {
 
 #[test]
 fn the_operator_switch_skips_approval_but_not_the_hard_line() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(cb);
-    approval::set_yolo(true);
+    sb.set_callback(cb);
+    sb.set_yolo(true);
     let victim = sb.victim("a");
     call(&sb.ctx("t1"), "terminal", rm(&victim));
     assert!(!victim.exists(), "ran without asking");
@@ -252,21 +250,6 @@ fn the_operator_switch_skips_approval_but_not_the_hard_line() {
         assert!(error.contains("hard line"), "{command}: {v}");
     }
     assert!(asked.lock().unwrap().is_empty());
-}
-
-#[test]
-fn a_contexts_own_callback_comes_first() {
-    let _x = Exclusive::take();
-    let sb = Sandbox::new();
-    let (global, global_asked) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(global);
-    let (own, own_asked) = answering(ApprovalAnswer::Once);
-    let ctx = sb.ctx("t1").with_approval_callback(own);
-    let victim = sb.victim("a");
-    call(&ctx, "terminal", rm(&victim));
-    assert!(!victim.exists());
-    assert_eq!(own_asked.lock().unwrap().len(), 1);
-    assert!(global_asked.lock().unwrap().is_empty());
 }
 
 /// Asks for approval of every `write_file` call.
@@ -296,7 +279,6 @@ impl PostCallHook for Statuses {
 
 #[test]
 fn a_hook_asks_for_approval_the_same_way() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let registry = Registry::new(&hermes_tools::generated::TABLES);
     registry.add_pre_call_hook(Arc::new(AskForWrites));
@@ -315,7 +297,7 @@ fn a_hook_asks_for_approval_the_same_way() {
     assert!(!target.exists());
 
     let (cb, asked) = answering(ApprovalAnswer::Session);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     for _ in 0..2 {
         let out = rt.block_on(registry.dispatch("write_file", args.clone(), &sb.ctx("t1")));
         assert!(!out.contains("error"), "{out}");
@@ -370,12 +352,11 @@ fn names_no_switch(error: &str) {
 
 #[test]
 fn the_users_deny_rules_come_before_every_bypass() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Once);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     sb.config("approvals:\n  deny: [\"touch*\", \"rm -r *\"]\n  mode: \"off\"\ncommand_allowlist: [\"rm -r *\", \"touch *\"]\n");
-    approval::set_yolo(true);
+    sb.set_yolo(true);
     let marker = sb.dir.path().join("made");
     for command in [
         format!("touch {}", marker.display()),
@@ -416,10 +397,9 @@ fn the_users_deny_rules_come_before_every_bypass() {
 #[test]
 fn a_plain_deny_rule_names_a_command_with_any_arguments() {
     // The issue's configuration: `deny: ["touch"]` with `mode: off`.
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     sb.config("approvals:\n  deny: [\"touch\", \"git push\"]\n  mode: \"off\"\n");
-    approval::set_yolo(true);
+    sb.set_yolo(true);
     let marker = sb.dir.path().join("made");
     for command in [
         format!("touch {}", marker.display()),
@@ -441,15 +421,14 @@ fn a_plain_deny_rule_names_a_command_with_any_arguments() {
         json!({ "command": "echo touchstone; git pushy 2>/dev/null; true" }),
     );
     assert!(v.get("error").is_none(), "{v}");
-    approval::set_yolo(false);
+    sb.set_yolo(false);
 }
 
 #[test]
 fn mode_off_runs_flagged_commands_and_smart_asks_the_user() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     sb.config("approvals:\n  mode: off\n");
     let victim = sb.victim("a");
     let v = call(&sb.ctx("t1"), "terminal", rm(&victim));
@@ -480,10 +459,9 @@ fn mode_off_runs_flagged_commands_and_smart_asks_the_user() {
 
 #[test]
 fn the_allowlist_approves_its_keys_and_plain_commands_it_matches() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     let a = sb.victim("keep-a");
     let b = sb.victim("keep-b");
     sb.config(&format!(
@@ -518,11 +496,10 @@ fn the_allowlist_approves_its_keys_and_plain_commands_it_matches() {
 
 #[test]
 fn no_answer_within_the_timeout_is_a_denial() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     sb.config("approvals:\n  timeout: 1\n");
     // A user who never answers.
-    approval::set_approval_callback(Arc::new(|_req: ApprovalRequest| {
+    sb.set_callback(Arc::new(|_req: ApprovalRequest| {
         Box::pin(std::future::pending::<ApprovalAnswer>())
     }));
     let victim = sb.victim("a");
@@ -538,11 +515,10 @@ fn no_answer_within_the_timeout_is_a_denial() {
 
 #[test]
 fn a_cron_job_follows_cron_mode() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     // A callback is there, but a cron job has no user: never asked.
     let (cb, asked) = answering(ApprovalAnswer::Once);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     let cron = sb.ctx("cron-1").for_cron_job();
     let victim = sb.victim("a");
     let v = call(&cron, "terminal", rm(&victim));
@@ -563,10 +539,9 @@ fn a_cron_job_follows_cron_mode() {
 
 #[test]
 fn a_command_writing_the_approvals_file_needs_the_user() {
-    let _x = Exclusive::take();
     let sb = Sandbox::new();
     let (cb, asked) = answering(ApprovalAnswer::Deny);
-    approval::set_approval_callback(cb);
+    sb.set_callback(cb);
     let file = sb.home.join(approval::ALWAYS_FILE);
     for command in [
         r#"echo '{"always": ["recursive delete"]}' > "$HERMES_HOME"/approvals.json"#.to_string(),

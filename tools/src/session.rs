@@ -59,6 +59,13 @@ impl Session {
         self
     }
 
+    /// The operator's switch for this session's calls: approvals skipped
+    /// (never the hard lines, blocks or the user's deny rules).
+    pub fn with_yolo(mut self, on: bool) -> Self {
+        self.ctx = self.ctx.clone().with_yolo(on);
+        self
+    }
+
     /// The session's id (its calls' task and session id).
     pub fn id(&self) -> &str {
         &self.id

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hermes_runtime::approval::{self, ApprovalAnswer, ApprovalCallback, ApprovalRequest};
+use hermes_runtime::approval::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
 use hermes_runtime::{Profile, ToolContext};
 use serde_json::{json, Value};
 
@@ -306,12 +306,8 @@ fn without_landlock_a_sandboxed_mode_refuses_unless_the_fallback_allows() {
     assert!(note(&v).contains("without the sandbox"), "{v}");
 }
 
-/// The approval callback is process-wide: tests that install one hold this.
-static CALLBACK: Mutex<()> = Mutex::new(());
-
 #[test]
 fn with_approvals_off_a_refused_command_is_not_escalated() {
-    let _serial = CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
     let _ = hermes_tools::sandbox::set_helper_program(BIN);
     let (_dir, work, profile) =
         scratch("terminal:\n  sandbox: read-only\napprovals:\n  mode: \"off\"\n");
@@ -321,18 +317,18 @@ fn with_approvals_off_a_refused_command_is_not_escalated() {
         *count.lock().unwrap() += 1;
         Box::pin(async { ApprovalAnswer::Once })
     });
-    approval::set_approval_callback(cb);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let ctx = ToolContext::new(Profile::new(&profile), &work).with_task_id("t-off");
+    let ctx = ToolContext::new(Profile::new(&profile), &work)
+        .with_task_id("t-off")
+        .with_approval_callback(cb);
     let out = rt.block_on(hermes_tools::registry().dispatch(
         "terminal",
         json!({ "command": "echo x > f" }),
         &ctx,
     ));
-    approval::clear_approval_callback();
     let v: Value = serde_json::from_str(&out).unwrap();
     assert!(!work.join("f").exists(), "{v}");
     assert!(note(&v).contains("read-only"), "{v}");
@@ -345,9 +341,7 @@ fn with_approvals_off_a_refused_command_is_not_escalated() {
 
 #[test]
 fn one_escalation_runs_one_command_outside_and_the_next_is_sandboxed_again() {
-    let _serial = CALLBACK.lock().unwrap_or_else(|e| e.into_inner());
     let _ = hermes_tools::sandbox::set_helper_program(BIN);
-    approval::set_yolo(false);
     let (_dir, work, profile) = scratch("terminal:\n  sandbox: read-only\n");
     let asked: Arc<Mutex<Vec<ApprovalRequest>>> = Arc::default();
     let answers = Arc::new(Mutex::new(vec![ApprovalAnswer::Deny, ApprovalAnswer::Once]));
@@ -357,13 +351,15 @@ fn one_escalation_runs_one_command_outside_and_the_next_is_sandboxed_again() {
         let answer = queue.lock().unwrap().pop().unwrap_or(ApprovalAnswer::Deny);
         Box::pin(async move { answer })
     });
-    approval::set_approval_callback(cb);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
-    let ctx = ToolContext::new(Profile::new(&profile), &work).with_task_id("t-escalate");
+    let ctx = ToolContext::new(Profile::new(&profile), &work)
+        .with_task_id("t-escalate")
+        .with_yolo(false)
+        .with_approval_callback(cb);
     let run = |command: &str| -> Value {
         let out = rt.block_on(hermes_tools::registry().dispatch(
             "terminal",
@@ -385,7 +381,6 @@ fn one_escalation_runs_one_command_outside_and_the_next_is_sandboxed_again() {
     assert_ne!(v["exit_code"], 0, "{v}");
     assert!(!work.join("b.txt").exists(), "{v}");
     assert!(note(&v).contains("not run outside the sandbox"), "{v}");
-    approval::clear_approval_callback();
     let asked = asked.lock().unwrap();
     assert_eq!(asked.len(), 2, "asked once per refused command");
     for (req, command) in asked.iter().zip(["a.txt", "b.txt"]) {

@@ -242,7 +242,7 @@ fn escalate(
     mut sandboxed: TerminalOutput,
     denial: String,
 ) -> Result<TerminalOutput, String> {
-    let never_ask = approval::yolo()
+    let never_ask = approval::yolo_for(ctx)
         || ctx.profile().config().approvals.mode.value == hermes_runtime::config::ApprovalMode::Off;
     if never_ask {
         sandboxed.note = join_notes([sandboxed.note, Some(denial)]);
