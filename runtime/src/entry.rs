@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::OnceLock;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::coerce::CoercionPlan;
 use crate::{Profile, ToolContext};
@@ -170,4 +170,42 @@ impl ToolEntry {
             })
         })
     }
+}
+
+/// The entry `#[hermes_tool]` emits, beside its compile errors, for a
+/// function it rejected: code that names the entry (the generated registry,
+/// a `use tools::*`) still resolves, so the only errors shown are the real
+/// ones. The crate does not build, so the entry is never dispatched; its
+/// handler answers an error all the same.
+#[doc(hidden)]
+pub const fn rejected_entry(
+    name: &'static str,
+    source_file: &'static str,
+    source_line: u32,
+) -> ToolEntry {
+    ToolEntry {
+        name,
+        toolset: "",
+        description: "",
+        emoji: "",
+        requires_env: &[],
+        max_result_chars: None,
+        override_existing: false,
+        check: None,
+        params: &[],
+        source_file,
+        source_line,
+        handler: Handler::Blocking(rejected_handler),
+        direct: None,
+        parameters: rejected_parameters,
+        cache: EntryCache::new(),
+    }
+}
+
+fn rejected_handler(_: ToolContext, _: Value) -> String {
+    crate::error_json("this tool was rejected by #[hermes_tool] at compile time")
+}
+
+fn rejected_parameters() -> Value {
+    Value::Object(Map::new())
 }

@@ -21,12 +21,15 @@ pub mod registry;
 pub mod sanitize;
 pub mod tool;
 
+mod args;
 mod cap;
 mod catch;
 mod coerce;
 mod constraints;
 mod direct;
+mod param;
 mod schema;
+mod statics;
 mod tables;
 mod toolsets;
 

@@ -37,7 +37,7 @@ impl ParametersBuilder {
         }
     }
 
-    pub fn property<T: crate::__private::ToolParam>(
+    pub fn property<T: crate::param::ToolParam>(
         mut self,
         name: &str,
         description: &str,

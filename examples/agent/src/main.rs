@@ -1,6 +1,8 @@
 //! `agent`: a statically linked agent on hermes-tools.
 //!
 //! - `agent tools`: every tool it has, a line each, name first;
+//! - `agent call NAME JSON`: one call of one tool, no model; prints the
+//!   JSON string it answers (an error is an answer too: exit 0);
 //! - `agent run --base-url URL --model NAME "prompt"`: the agent loop; the
 //!   key is `OPENAI_API_KEY` of the profile's `.env`.
 
@@ -29,6 +31,14 @@ struct Cli {
 enum Command {
     /// Every tool this agent has, a line each: name, toolset, description.
     Tools,
+    /// Call one tool with JSON arguments, without a model; print its answer.
+    Call {
+        /// The tool's name (`agent tools` lists them).
+        name: String,
+        /// Its arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
     /// Talk to a model until it answers.
     Run {
         /// The chat-completions endpoint's base, e.g. https://api.openai.com/v1.
@@ -77,6 +87,26 @@ fn main() -> ExitCode {
                 let first = description.lines().next().unwrap_or("");
                 let _ = writeln!(out, "{}\t{}\t{first}", tool.name(), tool.toolset());
             }
+            ExitCode::SUCCESS
+        }
+        Command::Call { name, arguments } => {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    eprintln!("error: cannot start the runtime: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            hermes_tools::install_agent_loop_executors(&registry);
+            let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let session = hermes_tools::Session::new(profile, cwd);
+            let answer =
+                runtime.block_on(registry.dispatch_json(&name, &arguments, &session.context()));
+            println!("{answer}");
+            session.end();
             ExitCode::SUCCESS
         }
         Command::Run {

@@ -335,3 +335,35 @@ fn tools_lists_every_tool_name_first() {
     assert_eq!(row("read_file")[1], "file");
     assert!(lines.len() >= 15, "{stdout}");
 }
+
+#[test]
+fn call_runs_one_tool_without_a_model() {
+    let dir = setup();
+    std::fs::write(dir.path().join("notes.txt"), "one two three\n").unwrap();
+    // A tool of this crate's own and a built-in one, as a user calls them.
+    let (code, stdout, stderr) = agent(
+        dir.path(),
+        &["call", "word_count", r#"{"path": "notes.txt"}"#],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(v["words"], 3, "{v}");
+    let (code, stdout, _) = agent(
+        dir.path(),
+        &["call", "read_file", r#"{"path": "notes.txt"}"#],
+        "",
+    );
+    assert_eq!(code, 0);
+    assert!(stdout.contains("one two three"), "{stdout}");
+    // A bad call is an answer the model could read, not a crash.
+    let (code, stdout, _) = agent(dir.path(), &["call", "no_such_tool", "{}"], "");
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert!(
+        v["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no_such_tool")),
+        "{v}"
+    );
+}
