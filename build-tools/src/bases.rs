@@ -5,22 +5,13 @@
 //! A base is found by its package name: a path dependency of the crate's
 //! `Cargo.toml` directly, anything else through `cargo metadata`. Its tools
 //! are discovered and its table read as for the crate itself (its own bases
-//! included, so a chain of crates composes).
+//! included, so a chain of crates composes) by `crate::read_toolsets`, which
+//! does the loading; this module finds the crates and summarises them.
 
 use std::path::{Path, PathBuf};
 
 use crate::discover::Discovery;
-use crate::toolsets::{Entry, Table};
-use crate::{Diagnostic, TOOLSETS_FILE};
-
-/// How deep `builds_on` chains may go (a cycle stops here too).
-const MAX_DEPTH: usize = 8;
-
-thread_local! {
-    /// How many `read_toolsets` of bases are under way on this thread: a
-    /// base's table reads its own bases, so a cycle would never end.
-    static BASE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
+use crate::toolsets::{BaseNames, Table};
 
 /// One crate the table builds on, with what the table may name of it.
 #[derive(Debug, Clone)]
@@ -50,20 +41,8 @@ impl Base {
     }
 }
 
-/// What a table may name of the crates it builds on: filled into
-/// [`Table::base`] by [`crate::read_toolsets`].
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct BaseNames {
-    /// (tool, its toolset, its package) of every base tool.
-    pub tools: Vec<(String, String, String)>,
-    /// Toolsets (declared and platform bundles) of the bases.
-    pub toolsets: Vec<String>,
-    /// Aliases of the bases.
-    pub aliases: Vec<String>,
-    /// Platforms of the bases (without the `hermes-` prefix).
-    pub platforms: Vec<String>,
-}
-
+/// The summary of a table's bases ([`BaseNames::of`]) is made here, beside
+/// [`Base`]; the type lives with the table that holds it.
 impl BaseNames {
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty() && self.toolsets.is_empty()
@@ -105,98 +84,6 @@ impl BaseNames {
             list.dedup();
         }
         names
-    }
-}
-
-/// Loads every base `table.builds_on` names, for the crate at `crate_root`;
-/// their own bases come flattened after them.
-pub fn load_bases(
-    crate_root: &Path,
-    table: &Table,
-    text: &str,
-) -> Result<Vec<Base>, Vec<Diagnostic>> {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    load_into(crate_root, &table.builds_on, text, 0, &mut out, &mut errors);
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
-}
-
-fn load_into(
-    crate_root: &Path,
-    builds_on: &[Entry],
-    text: &str,
-    depth: usize,
-    out: &mut Vec<Base>,
-    errors: &mut Vec<Diagnostic>,
-) {
-    for entry in builds_on {
-        if out.iter().any(|b| b.package == entry.name) {
-            continue;
-        }
-        let at = |message: String| {
-            Diagnostic::error(message)
-                .at(
-                    TOOLSETS_FILE,
-                    entry.pos.line,
-                    entry.pos.column.saturating_sub(1),
-                )
-                .underline(crate::report::token_len(
-                    text,
-                    entry.pos.line,
-                    entry.pos.column,
-                ))
-        };
-        if depth >= MAX_DEPTH || BASE_DEPTH.with(|d| d.get()) >= MAX_DEPTH {
-            errors.push(at(format!(
-                "`builds_on` chains deeper than {MAX_DEPTH} crates (a cycle?) at `{}`",
-                entry.name
-            )));
-            continue;
-        }
-        let root = match locate_package(crate_root, &entry.name) {
-            Ok(root) => root,
-            Err(e) => {
-                errors.push(at(e).label("not a dependency of this crate"));
-                continue;
-            }
-        };
-        let discovery = crate::discover(&root);
-        BASE_DEPTH.with(|d| d.set(d.get() + 1));
-        let read = crate::read_toolsets(&root);
-        BASE_DEPTH.with(|d| d.set(d.get() - 1));
-        let (discovery, (mut base_table, base_text)) = match (discovery, read) {
-            (Ok(d), Ok(t)) => (d, t),
-            (d, t) => {
-                errors.push(
-                    at(format!(
-                        "the tools of `{}` ({}) do not load: {}",
-                        entry.name,
-                        root.display(),
-                        d.err()
-                            .into_iter()
-                            .chain(t.err())
-                            .flatten()
-                            .map(|d| d.message)
-                            .collect::<Vec<_>>()
-                            .join("; ")
-                    ))
-                    .label("builds on this crate"),
-                );
-                continue;
-            }
-        };
-        let _ = base_text;
-        base_table.add_declared_members(crate::declared_members(&discovery));
-        out.push(Base {
-            package: entry.name.clone(),
-            root: root.clone(),
-            discovery,
-            table: base_table,
-        });
     }
 }
 

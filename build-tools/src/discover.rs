@@ -13,12 +13,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use hermes_tool_model::lints::DUPLICATE_TOOL_NAME;
 use hermes_tool_model::{analyze, attribute_tokens, is_tool_attribute, ToolFn};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::diagnostic::Label;
-use crate::lints::DUPLICATE_TOOL_NAME;
 use crate::{Diagnostic, TOOLS_DIR};
 
 /// A module of the tools crate that registers tools.

@@ -12,7 +12,8 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use serde_json::Value;
 
-use crate::generate::{format_source, rt};
+use crate::format::format_source;
+use crate::generate::rt;
 use crate::Diagnostic;
 
 const PREAMBLE: &str = "\

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::*;
-use crate::generate::format_source;
+use crate::format::format_source;
 use crate::Diagnostic;
 
 /// Rust source for a `static` `StaticTable` holding `table` (declared

@@ -164,7 +164,7 @@ pub struct Table {
     pub builds_on: Vec<Entry>,
     /// What the table may name of those packages (filled by
     /// `read_toolsets`; empty when it builds on nothing).
-    pub base: crate::bases::BaseNames,
+    pub base: BaseNames,
     /// The core list, in file order.
     pub core: Vec<Entry>,
     /// The webhook-safe list, in file order.
@@ -378,3 +378,17 @@ impl fmt::Display for TableError {
 }
 
 impl std::error::Error for TableError {}
+
+/// What a table may name of the crates it builds on: filled into
+/// [`Table::base`] by [`crate::read_toolsets`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BaseNames {
+    /// (tool, its toolset, its package) of every base tool.
+    pub tools: Vec<(String, String, String)>,
+    /// Toolsets (declared and platform bundles) of the bases.
+    pub toolsets: Vec<String>,
+    /// Aliases of the bases.
+    pub aliases: Vec<String>,
+    /// Platforms of the bases (without the `hermes-` prefix).
+    pub platforms: Vec<String>,
+}

@@ -170,7 +170,7 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
 
     Ok(Table {
         builds_on: index.entries(&raw.builds_on),
-        base: crate::bases::BaseNames::default(),
+        base: BaseNames::default(),
         core: index.entries(&raw.core),
         webhook_safe: index.entries(&raw.webhook_safe),
         toolsets,
