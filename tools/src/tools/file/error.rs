@@ -2,8 +2,14 @@
 
 use std::io;
 
-use super::common::MAX_EDIT_FILE_BYTES;
-use super::fsguard::SPECIAL_ROOTS;
+/// Folders holding kernel interfaces and devices, not stored files: never
+/// read, written or searched into, whatever path leads there.
+pub const SPECIAL_ROOTS: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+/// The largest file the file tools edit or write (bytes): `patch` refuses a
+/// bigger file, and a replacement whose result would be bigger, and
+/// `write_file` refuses bigger content. Nothing is written when refused.
+pub const MAX_EDIT_FILE_BYTES: u64 = 10 * 1024 * 1024;
 
 /// Why a file tool failed. `Display` gives a message meant for the model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

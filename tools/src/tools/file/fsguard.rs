@@ -18,12 +18,8 @@ use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::common::similar_files;
-use super::error::FileError;
-
-/// Folders holding kernel interfaces and devices, not stored files: never
-/// read, written or searched into, whatever path leads there.
-pub const SPECIAL_ROOTS: [&str; 3] = ["/proc", "/sys", "/dev"];
+use super::error::{FileError, SPECIAL_ROOTS};
+use super::similar::similar_files;
 
 /// Bytes looked at to decide whether a file is binary.
 pub(super) const BINARY_SAMPLE_BYTES: usize = 8192;

@@ -11,6 +11,9 @@
 //! file's text; every comparison is paid from a [`Budget`], so a huge file
 //! or pattern ends in [`MatchError::TooComplex`] instead of running on.
 
+use std::fmt;
+
+use super::error::{FileError, MAX_EDIT_FILE_BYTES};
 use super::seqmatch::{self, Budget, Exhausted, Matcher, Op};
 
 /// Comparison steps one edit may take (about a second at worst).
@@ -94,6 +97,34 @@ pub enum MatchError {
     TooComplex,
     /// The result would exceed `max_len` bytes.
     TooLarge { count: usize, size: u64 },
+}
+
+/// The words for a matching failure, as the model reads them; `NotFound`
+/// without the closest lines (`v4a` adds them).
+impl fmt::Display for MatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            MatchError::EmptyOld => FileError::EmptyOldString.to_string(),
+            MatchError::Identical => FileError::NoChange.to_string(),
+            MatchError::Ambiguous { count } => format!(
+                "the lines to replace occur {count} times; include more context to make them unique"
+            ),
+            MatchError::EscapeDrift { sequence } => format!(
+                "the lines carry {sequence} that the file does not (an escaping mistake; \
+                 send the quotes without the backslash)"
+            ),
+            MatchError::NotFound { .. } => "the lines to replace were not found".to_owned(),
+            MatchError::TooComplex => {
+                "the fuzzy search for the lines would take too long; copy them exactly".to_owned()
+            }
+            MatchError::TooLarge { size, .. } => {
+                format!(
+                    "the result would be {size} bytes, over the {MAX_EDIT_FILE_BYTES}-byte limit"
+                )
+            }
+        };
+        f.write_str(&text)
+    }
 }
 
 /// A successful replacement.

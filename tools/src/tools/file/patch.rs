@@ -19,10 +19,10 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::common::{display, MAX_EDIT_FILE_BYTES};
+use super::common::display;
 use super::diff;
 pub use super::diff::MAX_DIFF_CHARS;
-use super::error::FileError;
+use super::error::{FileError, MAX_EDIT_FILE_BYTES};
 use super::fsguard::{open_text_file, real_write_path, special_kind, special_location};
 use super::fuzzy::{self, MatchError};
 use super::v4a;
@@ -64,28 +64,6 @@ pub struct PatchOutput {
 
 /// Checks that a path may be written and gives its full path.
 pub type WriteGuard<'g> = &'g dyn Fn(&str) -> Result<PathBuf, FileError>;
-
-/// The words for a matching failure that is not a plain "not found".
-pub(super) fn match_error_text(e: &MatchError) -> String {
-    match e {
-        MatchError::EmptyOld => FileError::EmptyOldString.to_string(),
-        MatchError::Identical => FileError::NoChange.to_string(),
-        MatchError::Ambiguous { count } => format!(
-            "the lines to replace occur {count} times; include more context to make them unique"
-        ),
-        MatchError::EscapeDrift { sequence } => format!(
-            "the lines carry {sequence} that the file does not (an escaping mistake; \
-             send the quotes without the backslash)"
-        ),
-        MatchError::NotFound { .. } => "the lines to replace were not found".to_owned(),
-        MatchError::TooComplex => {
-            "the fuzzy search for the lines would take too long; copy them exactly".to_owned()
-        }
-        MatchError::TooLarge { size, .. } => {
-            format!("the result would be {size} bytes, over the {MAX_EDIT_FILE_BYTES}-byte limit")
-        }
-    }
-}
 
 /// Reads a file to edit as text: a regular UTF-8 file within
 /// [`MAX_EDIT_FILE_BYTES`].

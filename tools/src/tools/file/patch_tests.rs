@@ -2,8 +2,8 @@
 
 use std::fs;
 
-use super::common::MAX_EDIT_FILE_BYTES;
 use super::error::FileError;
+use super::error::MAX_EDIT_FILE_BYTES;
 use super::patch::{patch_replace, PatchOutput};
 use super::test_util::*;
 

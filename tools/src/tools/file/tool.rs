@@ -21,6 +21,7 @@ mod read;
 mod read_state;
 mod search;
 mod seqmatch;
+mod similar;
 mod v4a;
 mod write;
 

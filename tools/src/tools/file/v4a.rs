@@ -265,7 +265,7 @@ fn match_message(e: &MatchError, pattern: &str, content: &str, budget: &mut Budg
             }
             msg
         }
-        other => super::patch::match_error_text(other),
+        other => other.to_string(),
     }
 }
 

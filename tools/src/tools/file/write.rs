@@ -9,8 +9,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::common::{display, resolve, MAX_EDIT_FILE_BYTES};
-use super::error::FileError;
+use super::common::{display, resolve};
+use super::error::{FileError, MAX_EDIT_FILE_BYTES};
 use super::fsguard::{real_write_path, special_kind, special_location};
 
 /// The result of writing a file.

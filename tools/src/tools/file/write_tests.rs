@@ -3,8 +3,8 @@
 use std::fs;
 use std::path::Path;
 
-use super::common::MAX_EDIT_FILE_BYTES;
 use super::error::FileError;
+use super::error::MAX_EDIT_FILE_BYTES;
 use super::test_util::*;
 use super::write::write_file;
 
