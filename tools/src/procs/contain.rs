@@ -361,9 +361,9 @@ impl Drop for CommandCgroup {
         loop {
             let members = self.members();
             for &pid in &members {
-                super::teardown::signal(pid, nix::sys::signal::Signal::SIGKILL);
+                super::scan::signal(pid, nix::sys::signal::Signal::SIGKILL);
             }
-            super::teardown::reap_adopted(&members);
+            super::scan::reap_adopted(&members);
             match std::fs::remove_dir(&self.dir) {
                 Ok(()) => return,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,

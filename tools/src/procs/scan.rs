@@ -84,6 +84,29 @@ pub fn is_alive(pid: i32, start: Option<u64>) -> bool {
     }
 }
 
+/// Reaps those of `pids` that are zombies adopted by this process (as
+/// child subreaper), never anything else: the shells `spawn` starts are
+/// reaped by their own waiter threads.
+pub(crate) fn reap_adopted(pids: &[i32]) {
+    let me = i32::try_from(std::process::id()).unwrap_or(0);
+    for &pid in pids {
+        if read(pid).is_some_and(|p| p.ppid == me && !p.is_live()) {
+            let _ = nix::sys::wait::waitpid(
+                nix::unistd::Pid::from_raw(pid),
+                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
+            );
+        }
+    }
+}
+
+/// Sends `sig` to `pid`, never to pid 1 or below or to this process.
+pub(crate) fn signal(pid: i32, sig: nix::sys::signal::Signal) {
+    if pid > 1 && u32::try_from(pid).ok() != Some(std::process::id()) {
+        // ESRCH (already gone) and EPERM (not ours) are both fine to ignore.
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,12 +23,11 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{kill, Signal};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde::Serialize;
 
 use super::contain::CommandCgroup;
-use super::scan::{self, ProcInfo};
+use super::scan::{self, reap_adopted, signal, ProcInfo};
 
 /// The environment variable that names a command's family: every command
 /// gets `HERMES_PROCESS_TAG=<tag>`, and a process the agent adopted (its
@@ -135,21 +134,6 @@ pub fn teardown_in(
     report
 }
 
-/// Reaps those of `pids` that are zombies adopted by this process (as
-/// child subreaper), never anything else: the shells `spawn` starts are
-/// reaped by their own waiter threads.
-pub(crate) fn reap_adopted(pids: &[i32]) {
-    let me = i32::try_from(std::process::id()).unwrap_or(0);
-    for &pid in pids {
-        if scan::read(pid).is_some_and(|p| p.ppid == me && !p.is_live()) {
-            let _ = nix::sys::wait::waitpid(
-                Pid::from_raw(pid),
-                Some(nix::sys::wait::WaitPidFlag::WNOHANG),
-            );
-        }
-    }
-}
-
 /// The family of a target: descendants and group members, by (pid, start).
 #[derive(Debug, Default)]
 struct Family<'a> {
@@ -215,13 +199,6 @@ impl Family<'_> {
 
 fn alive((pid, start): (i32, Option<u64>)) -> bool {
     scan::is_alive(pid, start)
-}
-
-pub(crate) fn signal(pid: i32, sig: Signal) {
-    if pid > 1 && u32::try_from(pid).ok() != Some(std::process::id()) {
-        // ESRCH (already gone) and EPERM (not ours) are both fine to ignore.
-        let _ = kill(Pid::from_raw(pid), sig);
-    }
 }
 
 /// Polls `done` until it holds or `limit` passes; whether it held.
