@@ -625,10 +625,6 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     (
         "hermes-tools (hermes_tools)",
-        &["generated::terminal::guard", "generated::terminal::judge"],
-    ),
-    (
-        "hermes-tools (hermes_tools)",
         &["generated::web", "generated::web::html"],
     ),
     // `procs/mod.rs` and its children (`contain` names `super::shell_quote`,

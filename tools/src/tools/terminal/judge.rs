@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use hermes_runtime::Profile;
 
-use super::guard::{fold_home, Kind, Table};
 use super::parse::{self, literal_output, Input, Script, Simple, Word};
+use super::rules::{fold_home, Kind, Table, MAX_CHECKED_CHARS};
 use crate::child_env::ChildEnv;
 
 /// How deep code fed to a shell is unwrapped (`sh -c "sh -c '…'"`).
@@ -20,7 +20,7 @@ const MAX_NESTING: usize = 4;
 /// How deep wrappers are unwrapped (`sudo env nice timeout 5 rm`).
 const MAX_WRAPPERS: usize = 8;
 /// Characters of nested shell code parsed for one command line, at most.
-const MAX_NESTED_CHARS: usize = 4 * super::guard::MAX_CHECKED_CHARS;
+const MAX_NESTED_CHARS: usize = 4 * MAX_CHECKED_CHARS;
 /// Time one command line may take to read; past it, it is held. A
 /// 128,000-character line takes about 65 ms in a release build; this
 /// bounds a pathological one (and a debug build on a loaded machine).
@@ -807,7 +807,7 @@ mod tests {
 
     #[test]
     fn paths_are_normalized() {
-        let table = match super::super::guard::table() {
+        let table = match super::super::rules::table() {
             Ok(t) => t,
             Err(e) => panic!("{e}"),
         };

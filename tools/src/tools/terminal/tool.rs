@@ -23,6 +23,7 @@ mod exported;
 mod guard;
 mod judge;
 mod parse;
+mod rules;
 pub mod session;
 mod syntax;
 
@@ -547,7 +548,7 @@ fn guarded_write(ctx: &ToolContext, bg: &Background, data: String) -> Result<Val
     let text = pending + &data;
     if shell {
         guard_command(ctx, "process", &text)?;
-    } else if text.chars().count() <= guard::MAX_CHECKED_CHARS {
+    } else if text.chars().count() <= rules::MAX_CHECKED_CHARS {
         // Data for a program of its own: only a hard line is refused (a
         // long payload is its business, not a command line).
         if let Verdict::HardLine(_) = guard::check(&text, ctx.profile()) {
