@@ -151,7 +151,6 @@ pub(super) fn fold_home(text: &str, home: &str, replacement: &str) -> String {
     text.replace(&format!("{home}/"), &format!("{replacement}/"))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
