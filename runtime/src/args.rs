@@ -12,7 +12,7 @@ use crate::schema::ParametersBuilder;
 /// Per-parameter operations, picked by autoref specialization: for a
 /// `T: ToolParam`, `(&Probe::<T>::NEW).op()` resolves to [`ViaParam`];
 /// otherwise to [`ViaFallback`], which compiles (so a bad type yields only
-/// the [`assert_param`] error) and is never run.
+/// the [`assert_param`](crate::param::assert_param) error) and is never run.
 pub struct Probe<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
 
 impl<T: ?Sized> Probe<T> {
