@@ -1082,23 +1082,15 @@ impl<'s> Parser<'s> {
 
     /// One unquoted word.
     fn word(&mut self) -> WordAst {
-        let mut parts = Vec::new();
-        let mut lit = String::new();
-        let flush = |lit: &mut String, parts: &mut Vec<Part>| {
-            if !lit.is_empty() {
-                parts.push(Part::Lit(std::mem::take(lit)));
-            }
-        };
+        let mut g = Gather::default();
         while let Some(b) = self.peek() {
             let part = match b {
-                b'<' | b'>'
-                    if self.peek_at(1) == Some(b'(') && parts.is_empty() && lit.is_empty() =>
-                {
+                b'<' | b'>' if self.peek_at(1) == Some(b'(') && g.is_empty() => {
                     self.process_substitution()
                 }
                 // `declare -a x=(1 2)`: an array operand.
-                b'(' if parts.is_empty() && assigns_to(&lit) => {
-                    flush(&mut lit, &mut parts);
+                b'(' if g.parts.is_empty() && assigns_to(&g.lit) => {
+                    g.flush();
                     self.array()
                 }
                 _ if is_meta(b) => break,
@@ -1107,10 +1099,10 @@ impl<'s> Parser<'s> {
                     match self.bump() {
                         Some('\n') => {}
                         Some(c) => {
-                            lit.push('\\');
-                            lit.push(c);
+                            g.lit.push('\\');
+                            g.lit.push(c);
                         }
-                        None => lit.push('\\'),
+                        None => g.lit.push('\\'),
                     }
                     continue;
                 }
@@ -1119,25 +1111,25 @@ impl<'s> Parser<'s> {
                 b'`' => self.backquoted(),
                 b'$' => self.dollar(false),
                 _ => {
-                    let rest = self.rest();
-                    let end = rest
-                        .bytes()
-                        .position(|b| is_meta(b) || matches!(b, b'\\' | b'\'' | b'"' | b'`' | b'$'))
-                        .unwrap_or(rest.len());
-                    lit.push_str(&rest[..end]);
-                    self.pos += end;
+                    let run = self.run_until(|b| {
+                        is_meta(b) || matches!(b, b'\\' | b'\'' | b'"' | b'`' | b'$')
+                    });
+                    g.lit.push_str(run);
                     continue;
                 }
             };
-            if let Part::Lit(text) = part {
-                lit.push_str(&text);
-            } else {
-                flush(&mut lit, &mut parts);
-                parts.push(part);
-            }
+            g.push(part);
         }
-        flush(&mut lit, &mut parts);
-        parts
+        g.finish()
+    }
+
+    /// The text from the cursor up to the first byte `stop` takes (or the
+    /// end), the cursor moved past it.
+    fn run_until(&mut self, stop: impl Fn(u8) -> bool) -> &'s str {
+        let rest = self.rest();
+        let end = rest.bytes().position(stop).unwrap_or(rest.len());
+        self.pos += end;
+        &rest[..end]
     }
 
     fn single(&mut self) -> Part {
@@ -1159,50 +1151,42 @@ impl<'s> Parser<'s> {
     /// `"…"` from its opening quote.
     fn double(&mut self) -> Part {
         self.pos += 1;
-        let mut parts = Vec::new();
-        let mut lit = String::new();
-        loop {
-            let Some(b) = self.peek() else {
-                self.missing("\"");
-                break;
-            };
+        let (parts, closed) = self.quoted_parts(Some(b'"'));
+        if !closed {
+            self.missing("\"");
+        }
+        Part::Double(parts)
+    }
+
+    /// Text where only backslashes, `$` and backquotes are special (inside
+    /// `"…"`, a heredoc body): up to `close` (past it: `true`), or to the
+    /// end when `close` is `None`.
+    fn quoted_parts(&mut self, close: Option<u8>) -> (Vec<Part>, bool) {
+        let mut g = Gather::default();
+        while let Some(b) = self.peek() {
             let part = match b {
-                b'"' => {
+                _ if Some(b) == close => {
                     self.pos += 1;
-                    break;
+                    return (g.finish(), true);
                 }
                 b'\\' => {
-                    lit.push('\\');
+                    g.lit.push('\\');
                     self.pos += 1;
-                    lit.extend(self.bump());
+                    g.lit.extend(self.bump());
                     continue;
                 }
                 b'$' => self.dollar(true),
                 b'`' => self.backquoted(),
                 _ => {
-                    let rest = self.rest();
-                    let end = rest
-                        .bytes()
-                        .position(|b| matches!(b, b'"' | b'\\' | b'$' | b'`'))
-                        .unwrap_or(rest.len());
-                    lit.push_str(&rest[..end]);
-                    self.pos += end;
+                    let run =
+                        self.run_until(|b| Some(b) == close || matches!(b, b'\\' | b'$' | b'`'));
+                    g.lit.push_str(run);
                     continue;
                 }
             };
-            if let Part::Lit(text) = part {
-                lit.push_str(&text);
-            } else {
-                if !lit.is_empty() {
-                    parts.push(Part::Lit(std::mem::take(&mut lit)));
-                }
-                parts.push(part);
-            }
+            g.push(part);
         }
-        if !lit.is_empty() {
-            parts.push(Part::Lit(lit));
-        }
-        Part::Double(parts)
+        (g.finish(), close.is_none())
     }
 
     /// A backquoted command: its text unescaped (`\``, `\\`, `\$`), then
@@ -1415,42 +1399,42 @@ impl<'s> Parser<'s> {
 
     /// A heredoc body with expansions: text and expansions, to the end.
     fn heredoc_parts(&mut self) -> Vec<Part> {
-        let mut parts = Vec::new();
-        let mut lit = String::new();
-        while let Some(b) = self.peek() {
-            let part = match b {
-                b'\\' => {
-                    lit.push('\\');
-                    self.pos += 1;
-                    lit.extend(self.bump());
-                    continue;
-                }
-                b'$' => self.dollar(true),
-                b'`' => self.backquoted(),
-                _ => {
-                    let rest = self.rest();
-                    let end = rest
-                        .bytes()
-                        .position(|b| matches!(b, b'\\' | b'$' | b'`'))
-                        .unwrap_or(rest.len());
-                    lit.push_str(&rest[..end]);
-                    self.pos += end;
-                    continue;
-                }
-            };
-            if let Part::Lit(text) = part {
-                lit.push_str(&text);
-            } else {
-                if !lit.is_empty() {
-                    parts.push(Part::Lit(std::mem::take(&mut lit)));
-                }
-                parts.push(part);
+        self.quoted_parts(None).0
+    }
+}
+
+/// A word's parts as they are read: literal text gathered into one `Lit`
+/// until another kind of part comes.
+#[derive(Default)]
+struct Gather {
+    parts: Vec<Part>,
+    lit: String,
+}
+
+impl Gather {
+    fn is_empty(&self) -> bool {
+        self.parts.is_empty() && self.lit.is_empty()
+    }
+
+    fn push(&mut self, part: Part) {
+        match part {
+            Part::Lit(text) => self.lit.push_str(&text),
+            part => {
+                self.flush();
+                self.parts.push(part);
             }
         }
-        if !lit.is_empty() {
-            parts.push(Part::Lit(lit));
+    }
+
+    fn flush(&mut self) {
+        if !self.lit.is_empty() {
+            self.parts.push(Part::Lit(std::mem::take(&mut self.lit)));
         }
-        parts
+    }
+
+    fn finish(mut self) -> Vec<Part> {
+        self.flush();
+        self.parts
     }
 }
 
