@@ -11,9 +11,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod workspace;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use hermes_build_tools::{
     render_plans, render_registry, GENERATED_FILE, PLANS_FILE, TOOLSETS_FILE, TOOLS_DIR,
@@ -31,33 +32,9 @@ fn compiled(package: &str) -> Option<&'static Registry> {
     }
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// Every tools crate of the workspace: (package name, crate root).
 fn tools_crates() -> Vec<(String, PathBuf)> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(workspace_root())
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        output.status.success(),
-        "cargo metadata failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metadata = workspace::metadata();
     let mut crates: Vec<(String, PathBuf)> = metadata["packages"]
         .as_array()
         .unwrap()
@@ -137,7 +114,7 @@ fn copy_tools_crate(from: &Path, to: &Path) {
 
 #[test]
 fn freshness_check_reports_each_stale_file() {
-    let source = workspace_root().join("tests");
+    let source = workspace::root().join("tests");
     let parameters = hermes_tests::registry().parameters_by_name();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();

@@ -20,41 +20,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod workspace;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 use serde_json::Value;
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// Every library and binary target of the workspace: (name, crate root).
 fn crate_roots() -> Vec<(String, PathBuf)> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(cargo)
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(workspace_root())
-        .output()
-        .expect("run cargo metadata");
-    assert!(
-        output.status.success(),
-        "cargo metadata failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let metadata = workspace::metadata();
     let mut roots = Vec::new();
     for package in metadata["packages"].as_array().unwrap() {
         for target in package["targets"].as_array().unwrap() {
@@ -476,7 +453,7 @@ impl Crate {
         };
         let file = module
             .file
-            .strip_prefix(workspace_root())
+            .strip_prefix(workspace::root())
             .unwrap_or(&module.file);
         format!("{path} ({})", file.display())
     }
