@@ -454,15 +454,46 @@ impl<'s> Parser<'s> {
     }
 
     fn and_or(&mut self) -> Option<Cmd> {
-        let mut items: Vec<Cmd> = self.pipeline().into_iter().collect();
+        self.joined(
+            Self::pipeline,
+            |p| (p.starts("&&") || p.starts("||")).then_some(2),
+            Cmd::AndOr,
+        )
+    }
+
+    fn pipeline(&mut self) -> Option<Cmd> {
+        self.blanks();
+        while self.take_word("!") || self.take_word("coproc") {
+            self.blanks();
+        }
+        self.joined(
+            Self::command,
+            |p| match (p.peek(), p.peek_at(1)) {
+                (Some(b'|'), Some(b'|')) => None,
+                (Some(b'|'), Some(b'&')) => Some(2),
+                (Some(b'|'), _) => Some(1),
+                _ => None,
+            },
+            Cmd::Pipeline,
+        )
+    }
+
+    /// `ITEM (SEP ITEM)…`: items read by `item`, joined by the operator
+    /// `sep` finds (its length; `None`: none here), a line break allowed
+    /// after one; two items or more are `wrap`ped.
+    fn joined(
+        &mut self,
+        item: fn(&mut Self) -> Option<Cmd>,
+        sep: fn(&Self) -> Option<usize>,
+        wrap: fn(Vec<Cmd>) -> Cmd,
+    ) -> Option<Cmd> {
+        let mut items: Vec<Cmd> = item(self).into_iter().collect();
         loop {
             self.blanks();
-            if !(self.starts("&&") || self.starts("||")) {
-                break;
-            }
-            self.pos += 2;
+            let Some(len) = sep(self) else { break };
+            self.pos += len;
             self.linebreaks();
-            match self.pipeline() {
+            match item(self) {
                 Some(c) => items.push(c),
                 None => {
                     self.unexpected();
@@ -473,35 +504,7 @@ impl<'s> Parser<'s> {
         match items.len() {
             0 => None,
             1 => items.pop(),
-            _ => Some(Cmd::AndOr(items)),
-        }
-    }
-
-    fn pipeline(&mut self) -> Option<Cmd> {
-        self.blanks();
-        while self.take_word("!") || self.take_word("coproc") {
-            self.blanks();
-        }
-        let mut stages: Vec<Cmd> = self.command().into_iter().collect();
-        loop {
-            self.blanks();
-            if self.peek() != Some(b'|') || self.peek_at(1) == Some(b'|') {
-                break;
-            }
-            self.pos += if self.starts("|&") { 2 } else { 1 };
-            self.linebreaks();
-            match self.command() {
-                Some(c) => stages.push(c),
-                None => {
-                    self.unexpected();
-                    break;
-                }
-            }
-        }
-        match stages.len() {
-            0 => None,
-            1 => stages.pop(),
-            _ => Some(Cmd::Pipeline(stages)),
+            _ => Some(wrap(items)),
         }
     }
 
