@@ -1,5 +1,8 @@
-//! Renders the registry of a tools crate: module wiring, the phf-indexed
-//! tool table and its `match` twin, the toolset table and its name constants.
+//! Renders the generated files of a tools crate: the module declarations
+//! of its `src/tools/` ([`generate_modules`], `src/tools/mod.rs`) and the
+//! registry ([`generate`], `src/generated.rs`), which only indexes: the
+//! phf-indexed tool table and its `match` twin, the toolset table and its
+//! name constants, naming the tools by their `crate::tools::…` paths.
 
 use std::collections::BTreeMap;
 
@@ -16,24 +19,37 @@ pub const GENERATED_PREAMBLE: &str = "\
 // (`cargo xtask gen` in the hermes-tools workspace).
 ";
 
+/// Renders `src/tools/mod.rs`: one `pub mod` per tool module of
+/// `src/tools/`, where its folders are (a file `NAME.rs` is the module
+/// `crate::tools::NAME`; a folder `NAME/` is too, its root the folder's
+/// `tool.rs`), so module paths follow the folders. The crate root declares
+/// `pub mod tools;` beside `pub mod generated;`.
+pub fn generate_modules(discovery: &Discovery) -> Result<String, Box<Diagnostic>> {
+    let modules = discovery.modules.iter().map(|m| {
+        let ident = format_ident!("{}", m.name);
+        // Relative to `src/tools/`, the folder of `mod.rs`.
+        let rel = m.file.strip_prefix(crate::TOOLS_DIR).unwrap_or(&m.file);
+        let flat = rel.to_str() == Some(&format!("{}.rs", m.name));
+        if flat {
+            quote! { pub mod #ident; }
+        } else {
+            let path = rel.to_string_lossy().replace('\\', "/");
+            quote! {
+                #[path = #path]
+                pub mod #ident;
+            }
+        }
+    });
+    let tokens = quote! { #(#modules)* };
+    let source = format!(
+        "{GENERATED_PREAMBLE}\n//! The tool modules of `src/tools/`, one per file or folder (a folder's\n//! root is its `tool.rs`), found by `cargo hermes gen`; `crate::generated`\n//! indexes their tools.\n\n{tokens}"
+    );
+    crate::format::format_source(&source)
+}
+
 /// Renders `src/generated.rs`, formatted with rustfmt.
 pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diagnostic>> {
     let rt = rt();
-
-    let modules = discovery.modules.iter().map(|m| {
-        let ident = format_ident!("{}", m.name);
-        // `#[path]` in `src/generated.rs` is relative to `src/`.
-        let path = m
-            .file
-            .strip_prefix("src")
-            .unwrap_or(&m.file)
-            .to_string_lossy()
-            .replace('\\', "/");
-        quote! {
-            #[path = #path]
-            pub mod #ident;
-        }
-    });
 
     let mut tools: Vec<_> = discovery.tools().collect();
     tools.sort_by(|a, b| a.1.tool.name.cmp(&b.1.tool.name));
@@ -44,15 +60,13 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         let entry = tool.tool.entry_ident();
         map.entry(
             tool.tool.name.as_str(),
-            format!("&{}::{}", module.name, entry),
+            format!("&crate::tools::{}::{}", module.name, entry),
         );
     }
     let map = map.build();
     let find_arms = find_arms(&tools);
 
     let tokens = quote! {
-        #(#modules)*
-
         /// Every built-in tool, by name.
         pub static TOOLS: ::hermes_runtime::__private::StaticTools = #map;
 
@@ -103,7 +117,7 @@ fn find_arms(tools: &[(&ToolModule, &DiscoveredTool)]) -> Vec<TokenStream> {
         by_len
             .entry(name.len())
             .or_default()
-            .push(quote!(#name => ::core::option::Option::Some(&#module::#entry),));
+            .push(quote!(#name => ::core::option::Option::Some(&crate::tools::#module::#entry),));
     }
     by_len
         .into_iter()

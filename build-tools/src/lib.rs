@@ -2,8 +2,10 @@
 //!
 //! [`discover()`] walks a tools crate's `src/tools/` with `syn` and analyzes
 //! every top-level `#[hermes_tool]` function with the same model the macro
-//! uses; [`generate()`] writes the registry source; [`ensure_file`] writes it
-//! only when it changed, or, when checking, reports that it is stale.
+//! uses; [`generate_modules`] writes the module declarations of `src/tools/`
+//! and [`generate()`] the registry source, which only indexes those modules;
+//! [`ensure_file`] writes each only when it changed, or, when checking,
+//! reports that it is stale.
 //! [`lints`] checks the tool contract (`cargo xtask check-tools`, and the
 //! tools crates' build scripts); [`report`] renders diagnostics.
 //!
@@ -28,18 +30,25 @@ pub mod toolsets;
 pub use build_script::build_script_check;
 pub use diagnostic::{Diagnostic, Label, Severity};
 pub use discover::{discover, DiscoveredTool, Discovery, ToolModule};
-pub use generate::{generate, GENERATED_PREAMBLE};
+pub use generate::{generate, generate_modules, GENERATED_PREAMBLE};
 #[cfg(feature = "plans")]
 pub use plans::render_plans;
 pub use step::{
     declared_members, load_toolsets, read_toolsets, render_registry, table_diagnostic,
-    validate_toolsets,
+    validate_toolsets, Rendered,
 };
 
 use std::path::Path;
 
-/// The generated registry of a tools crate, relative to its root.
+/// The generated registry of a tools crate, relative to its root: it only
+/// indexes the tools (`crate::tools::…`); the crate root declares
+/// `pub mod generated;`.
 pub const GENERATED_FILE: &str = "src/generated.rs";
+
+/// The generated module declarations of a tools crate's `src/tools/`,
+/// relative to its root: the module `crate::tools` (`pub mod tools;` in the
+/// crate root), one `pub mod` per tool file or folder.
+pub const MODULES_FILE: &str = "src/tools/mod.rs";
 
 /// The toolset table of a tools crate, relative to its root.
 pub const TOOLSETS_FILE: &str = "toolsets.toml";

@@ -9,15 +9,37 @@ use hermes_tool_model::lints::{INCLUDE_CYCLE, INVALID_TOOLSET_TABLE, UNKNOWN_TOO
 use crate::bases::{locate_package, Base};
 use crate::diagnostic::Diagnostic;
 use crate::discover::{discover, Discovery};
-use crate::generate::generate;
+use crate::generate::{generate, generate_modules};
 use crate::toolsets::{self, BaseNames, Entry, Table};
 use crate::{report, TOOLSETS_FILE};
 
-/// Discovers the tools of the crate at `crate_root` and renders its registry.
+/// The generated files phase 1 renders, as they are written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// `src/tools/mod.rs` ([`crate::MODULES_FILE`]): the module tree of
+    /// `src/tools/`.
+    pub modules: String,
+    /// `src/generated.rs` ([`crate::GENERATED_FILE`]): the registry, which
+    /// only indexes.
+    pub registry: String,
+}
+
+impl Rendered {
+    /// (path relative to the crate root, contents) of each file.
+    pub fn files(&self) -> [(&'static str, &str); 2] {
+        [
+            (crate::MODULES_FILE, &self.modules),
+            (crate::GENERATED_FILE, &self.registry),
+        ]
+    }
+}
+
+/// Discovers the tools of the crate at `crate_root` and renders its module
+/// declarations and its registry.
 ///
 /// The toolset table (`toolsets.toml`) is parsed and checked against the
 /// discovered tools; its problems are reported with the tools' problems.
-pub fn render_registry(crate_root: &Path) -> Result<(Discovery, String), Vec<Diagnostic>> {
+pub fn render_registry(crate_root: &Path) -> Result<(Discovery, Rendered), Vec<Diagnostic>> {
     let discovered = discover(crate_root);
     let table = load_toolsets(crate_root, discovered.as_ref().ok());
     let (discovery, table) = match (discovered, table) {
@@ -28,8 +50,9 @@ pub fn render_registry(crate_root: &Path) -> Result<(Discovery, String), Vec<Dia
         }
         (Err(a), _) | (_, Err(a)) => return Err(a),
     };
-    let source = generate(&discovery, &table).map_err(|d| vec![*d])?;
-    Ok((discovery, source))
+    let modules = generate_modules(&discovery).map_err(|d| vec![*d])?;
+    let registry = generate(&discovery, &table).map_err(|d| vec![*d])?;
+    Ok((discovery, Rendered { modules, registry }))
 }
 
 /// Parses `toolsets.toml` and, when discovery succeeded, checks every name

@@ -81,7 +81,8 @@ fn a_crate_extends_the_toolsets_it_builds_on() {
         &[("weather.rs", WEATHER), ("word_count.rs", WORD_COUNT)],
         TABLE,
     );
-    let (_, source) = render_registry(dir.path()).unwrap_or_else(|d| panic!("{d:#?}"));
+    let (_, rendered) = render_registry(dir.path()).unwrap_or_else(|d| panic!("{d:#?}"));
+    let source = rendered.registry;
     // `word_count` names the built-in toolset `file`: it joins it, in an
     // extension of `file` with no description (the built-ins' is kept).
     let file = source.find("name: \"file\"").expect(&source);

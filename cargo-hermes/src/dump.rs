@@ -92,7 +92,7 @@ pub fn dump_crate(crate_root: &Path) -> Result<Schemas, String> {
     let info = crate_info(crate_root)?;
     let Some(lib) = info.lib.clone() else {
         return Err(format!(
-            "`{}` has no library target: the schemas are read from `{}::generated::TABLES` (declare `pub mod generated;` in src/lib.rs)",
+            "`{}` has no library target: the schemas are read from `{}::generated::TABLES` (declare `pub mod tools;` and `pub mod generated;` in src/lib.rs)",
             info.package,
             info.package.replace('-', "_")
         ));
@@ -119,7 +119,7 @@ pub fn dump_crate(crate_root: &Path) -> Result<Schemas, String> {
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "`{}` does not build with its generated registry (cargo's errors above); it must export `{lib}::generated::TABLES` (`pub mod generated;` in src/lib.rs)",
+            "`{}` does not build with its generated registry (cargo's errors above); it must export `{lib}::generated::TABLES` (`pub mod tools;` and `pub mod generated;` in src/lib.rs)",
             info.package
         ));
     }

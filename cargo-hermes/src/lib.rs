@@ -4,9 +4,10 @@
 //!
 //! `gen` is the build step: phase 1 discovers `src/tools/`, checks it
 //! against `toolsets.toml` (and the toolsets of the crates it `builds_on`)
-//! and writes `src/generated.rs`; phase 2 builds the crate, reads every
-//! tool's compiled `parameters` ([`dump`]) and renders the static coercion
-//! plans into `src/generated_plans.rs`. `check-tools` runs the source-level
+//! and writes the module declarations of `src/tools/` (`src/tools/mod.rs`)
+//! and the registry that indexes them (`src/generated.rs`); phase 2 builds
+//! the crate, reads every tool's compiled `parameters` ([`dump`]) and
+//! renders the static coercion plans into `src/generated_plans.rs`. `check-tools` runs the source-level
 //! lints, then, when the crate builds, the schema-level ones over the same
 //! compiled schemas.
 
@@ -18,7 +19,8 @@ use std::path::{Path, PathBuf};
 use hermes_build_tools::lints::{check_all, check_sources_of, Checked};
 use hermes_build_tools::report::{render_text, summary, to_json, Sources};
 use hermes_build_tools::{
-    ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE, PLANS_FILE,
+    ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE,
+    MODULES_FILE, PLANS_FILE,
 };
 
 /// Writes (or, with `check`, compares) `target`, saying what happened on
@@ -48,10 +50,11 @@ pub fn ensure(target: &Path, contents: &str, check: bool, what: &str, regen: &st
 }
 
 /// Phase 1 of the build step on the crate at `crate_root`: discover, check,
-/// write (or with `check`, compare) its registry. `regen` is the command
-/// the user reruns (for messages). `false` on failure.
+/// write (or with `check`, compare) its module declarations and registry.
+/// `regen` is the command the user reruns (for messages). `false` on
+/// failure.
 pub fn gen_crate(crate_root: &Path, check: bool, regen: &str) -> bool {
-    let (discovery, source) = match render_registry(crate_root) {
+    let (discovery, rendered) = match render_registry(crate_root) {
         Ok(ok) => ok,
         Err(diagnostics) => {
             eprint!("{}", render(crate_root, &diagnostics));
@@ -61,10 +64,21 @@ pub fn gen_crate(crate_root: &Path, check: bool, regen: &str) -> bool {
         }
     };
     eprint!("{}", render(crate_root, &discovery.warnings));
+    let modules = crate_root.join(MODULES_FILE);
+    if let Some(problem) = hand_written(&modules) {
+        eprintln!("{problem}");
+        return false;
+    }
     let tools = discovery.tools().count();
     let fresh = ensure(
+        &modules,
+        &rendered.modules,
+        check,
+        &format!("{} tool modules", discovery.modules.len()),
+        regen,
+    ) & ensure(
         &crate_root.join(GENERATED_FILE),
-        &source,
+        &rendered.registry,
         check,
         &format!("{tools} tools"),
         regen,
@@ -82,6 +96,18 @@ pub fn gen_crate(crate_root: &Path, check: bool, regen: &str) -> bool {
         }
     }
     fresh
+}
+
+/// Why `gen` must not write `path` (the generated `src/tools/mod.rs`): it
+/// holds something else than generated code, which it would overwrite.
+fn hand_written(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    (!text.starts_with("// @generated")).then(|| {
+        format!(
+            "error: {} is not generated: `src/tools/mod.rs` is written by the build step (the module declarations of `src/tools/`)\n  move what it holds into the tool files (or the crate's own modules), delete it, then generate again",
+            path.display()
+        )
+    })
 }
 
 /// Phase 2 of the build step: render the static coercion plans from the

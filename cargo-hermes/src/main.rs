@@ -3,8 +3,9 @@
 //! Install: `cargo install --path cargo-hermes` (from this repository), then
 //! in a tools crate (a `src/tools/` folder and a `toolsets.toml`):
 //!
-//! - `cargo hermes gen [--check]`: write (or check) `src/generated.rs` and
-//!   the coercion plans, `src/generated_plans.rs`;
+//! - `cargo hermes gen [--check]`: write (or check) the module declarations
+//!   of `src/tools/` (`src/tools/mod.rs`), the registry (`src/generated.rs`)
+//!   and the coercion plans (`src/generated_plans.rs`);
 //! - `cargo hermes check-tools [--format json]`: the tool contract, every
 //!   lint (source- and schema-level).
 
@@ -36,8 +37,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Task {
     /// Discover every #[hermes_tool] function under src/tools/, check it
-    /// against toolsets.toml, and write src/generated.rs; then build the
-    /// crate and write its coercion plans, src/generated_plans.rs.
+    /// against toolsets.toml, and write src/tools/mod.rs (the modules) and
+    /// src/generated.rs (the registry); then build the crate and write its
+    /// coercion plans, src/generated_plans.rs.
     Gen {
         /// Write nothing; fail when a generated file is stale.
         #[arg(long)]

@@ -99,7 +99,11 @@ fn crate_with(tools: &[(&str, &str)], toolsets: &str) -> Fixture {
     )
     .unwrap();
     std::fs::create_dir_all(root.join("src/tools")).unwrap();
-    std::fs::write(root.join("src/lib.rs"), "pub mod generated;\n").unwrap();
+    std::fs::write(
+        root.join("src/lib.rs"),
+        "pub mod generated;\npub mod tools;\n",
+    )
+    .unwrap();
     for (file, text) in tools {
         std::fs::write(root.join("src/tools").join(file), text).unwrap();
     }
@@ -187,6 +191,7 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
             "src/generated.rs",
             "src/generated_plans.rs",
             "src/lib.rs",
+            "src/tools/mod.rs",
             "src/tools/weather.rs",
             "toolsets.toml"
         ]
@@ -225,7 +230,9 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("generated.rs is stale") && err.contains("cargo hermes gen"),
+        err.contains("generated.rs is stale")
+            && err.contains("tools/mod.rs is stale")
+            && err.contains("cargo hermes gen"),
         "{err}"
     );
     let out = cargo_hermes(root, &["gen"]);
@@ -234,6 +241,23 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
     assert!(generated.contains("\"forecast\""));
     let plans = std::fs::read_to_string(root.join("src/generated_plans.rs")).unwrap();
     assert!(plans.contains("\"forecast\"") && plans.contains("\"weather\""));
+    let modules = std::fs::read_to_string(root.join("src/tools/mod.rs")).unwrap();
+    assert!(
+        modules.contains("pub mod forecast;\npub mod weather;\n"),
+        "{modules}"
+    );
+
+    // A hand-written src/tools/mod.rs is not overwritten.
+    std::fs::write(root.join("src/tools/mod.rs"), "pub mod weather;\n").unwrap();
+    let out = cargo_hermes(root, &["gen"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("is not generated"),
+        "{}",
+        stderr(&out)
+    );
+    let kept = std::fs::read_to_string(root.join("src/tools/mod.rs")).unwrap();
+    assert_eq!(kept, "pub mod weather;\n");
 }
 
 /// Every file under `root`, relative, `target/` aside.
@@ -453,12 +477,12 @@ fn a_crate_that_does_not_build_keeps_its_source_diagnostics_and_says_why_the_res
 
     // A crate without `pub mod generated` in a library is told what to add.
     std::fs::write(root.join("src/tools/weather.rs"), TOOL).unwrap();
-    std::fs::write(root.join("src/lib.rs"), "mod generated;\n").unwrap();
+    std::fs::write(root.join("src/lib.rs"), "mod generated;\nmod tools;\n").unwrap();
     let out = cargo_hermes(root, &["check-tools"]);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
     assert!(
-        text.contains("`pub mod generated;` in src/lib.rs"),
+        text.contains("`pub mod tools;` and `pub mod generated;` in src/lib.rs"),
         "{text}"
     );
 }

@@ -2,36 +2,49 @@
 // Do not edit by hand: edit the tools, then run `cargo hermes gen`
 // (`cargo xtask gen` in the hermes-tools workspace).
 
-#[path = "tools/constrained.rs"]
-pub mod constrained;
-#[path = "tools/edges.rs"]
-pub mod edges;
-#[path = "tools/gated.rs"]
-pub mod gated;
-#[path = "tools/typed.rs"]
-pub mod typed;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::__private::StaticTools =
     ::hermes_runtime::__private::phf::Map {
         key: 16263683158343804936,
         disps: &[(6, 11), (0, 10), (0, 0), (0, 0), (0, 3), (0, 2)],
         entries: &[
-            ("block_thread", &edges::__HERMES_TOOL_block_thread),
-            ("constrained", &constrained::__HERMES_TOOL_constrained),
-            ("typed_echo", &typed::__HERMES_TOOL_typed_echo),
-            ("notes_read", &gated::__HERMES_TOOL_notes_read),
-            ("gated_fetch", &gated::__HERMES_TOOL_gated_fetch),
-            ("range", &edges::__HERMES_TOOL_range),
-            ("maybe_fail", &edges::__HERMES_TOOL_maybe_fail),
-            ("panic_async", &edges::__HERMES_TOOL_panic_async),
-            ("gated_search", &gated::__HERMES_TOOL_gated_search),
-            ("sleepy", &edges::__HERMES_TOOL_sleepy),
-            ("range_async", &typed::__HERMES_TOOL_range_async),
-            ("panic_sync", &edges::__HERMES_TOOL_panic_sync),
-            ("echo", &edges::__HERMES_TOOL_echo),
-            ("raw_string", &edges::__HERMES_TOOL_raw_string),
-            ("notes_write", &gated::__HERMES_TOOL_notes_write),
-            ("whoami", &edges::__HERMES_TOOL_whoami),
+            (
+                "block_thread",
+                &crate::tools::edges::__HERMES_TOOL_block_thread,
+            ),
+            (
+                "constrained",
+                &crate::tools::constrained::__HERMES_TOOL_constrained,
+            ),
+            ("typed_echo", &crate::tools::typed::__HERMES_TOOL_typed_echo),
+            ("notes_read", &crate::tools::gated::__HERMES_TOOL_notes_read),
+            (
+                "gated_fetch",
+                &crate::tools::gated::__HERMES_TOOL_gated_fetch,
+            ),
+            ("range", &crate::tools::edges::__HERMES_TOOL_range),
+            ("maybe_fail", &crate::tools::edges::__HERMES_TOOL_maybe_fail),
+            (
+                "panic_async",
+                &crate::tools::edges::__HERMES_TOOL_panic_async,
+            ),
+            (
+                "gated_search",
+                &crate::tools::gated::__HERMES_TOOL_gated_search,
+            ),
+            ("sleepy", &crate::tools::edges::__HERMES_TOOL_sleepy),
+            (
+                "range_async",
+                &crate::tools::typed::__HERMES_TOOL_range_async,
+            ),
+            ("panic_sync", &crate::tools::edges::__HERMES_TOOL_panic_sync),
+            ("echo", &crate::tools::edges::__HERMES_TOOL_echo),
+            ("raw_string", &crate::tools::edges::__HERMES_TOOL_raw_string),
+            (
+                "notes_write",
+                &crate::tools::gated::__HERMES_TOOL_notes_write,
+            ),
+            ("whoami", &crate::tools::edges::__HERMES_TOOL_whoami),
         ],
     };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
@@ -42,37 +55,61 @@ pub fn find_tool(
 ) -> ::core::option::Option<&'static ::hermes_runtime::__private::ToolEntry> {
     match name.len() {
         4 => match name {
-            "echo" => ::core::option::Option::Some(&edges::__HERMES_TOOL_echo),
+            "echo" => ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_echo),
             _ => ::core::option::Option::None,
         },
         5 => match name {
-            "range" => ::core::option::Option::Some(&edges::__HERMES_TOOL_range),
+            "range" => ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_range),
             _ => ::core::option::Option::None,
         },
         6 => match name {
-            "sleepy" => ::core::option::Option::Some(&edges::__HERMES_TOOL_sleepy),
-            "whoami" => ::core::option::Option::Some(&edges::__HERMES_TOOL_whoami),
+            "sleepy" => ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_sleepy),
+            "whoami" => ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_whoami),
             _ => ::core::option::Option::None,
         },
         10 => match name {
-            "maybe_fail" => ::core::option::Option::Some(&edges::__HERMES_TOOL_maybe_fail),
-            "notes_read" => ::core::option::Option::Some(&gated::__HERMES_TOOL_notes_read),
-            "panic_sync" => ::core::option::Option::Some(&edges::__HERMES_TOOL_panic_sync),
-            "raw_string" => ::core::option::Option::Some(&edges::__HERMES_TOOL_raw_string),
-            "typed_echo" => ::core::option::Option::Some(&typed::__HERMES_TOOL_typed_echo),
+            "maybe_fail" => {
+                ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_maybe_fail)
+            }
+            "notes_read" => {
+                ::core::option::Option::Some(&crate::tools::gated::__HERMES_TOOL_notes_read)
+            }
+            "panic_sync" => {
+                ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_panic_sync)
+            }
+            "raw_string" => {
+                ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_raw_string)
+            }
+            "typed_echo" => {
+                ::core::option::Option::Some(&crate::tools::typed::__HERMES_TOOL_typed_echo)
+            }
             _ => ::core::option::Option::None,
         },
         11 => match name {
-            "constrained" => ::core::option::Option::Some(&constrained::__HERMES_TOOL_constrained),
-            "gated_fetch" => ::core::option::Option::Some(&gated::__HERMES_TOOL_gated_fetch),
-            "notes_write" => ::core::option::Option::Some(&gated::__HERMES_TOOL_notes_write),
-            "panic_async" => ::core::option::Option::Some(&edges::__HERMES_TOOL_panic_async),
-            "range_async" => ::core::option::Option::Some(&typed::__HERMES_TOOL_range_async),
+            "constrained" => {
+                ::core::option::Option::Some(&crate::tools::constrained::__HERMES_TOOL_constrained)
+            }
+            "gated_fetch" => {
+                ::core::option::Option::Some(&crate::tools::gated::__HERMES_TOOL_gated_fetch)
+            }
+            "notes_write" => {
+                ::core::option::Option::Some(&crate::tools::gated::__HERMES_TOOL_notes_write)
+            }
+            "panic_async" => {
+                ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_panic_async)
+            }
+            "range_async" => {
+                ::core::option::Option::Some(&crate::tools::typed::__HERMES_TOOL_range_async)
+            }
             _ => ::core::option::Option::None,
         },
         12 => match name {
-            "block_thread" => ::core::option::Option::Some(&edges::__HERMES_TOOL_block_thread),
-            "gated_search" => ::core::option::Option::Some(&gated::__HERMES_TOOL_gated_search),
+            "block_thread" => {
+                ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_block_thread)
+            }
+            "gated_search" => {
+                ::core::option::Option::Some(&crate::tools::gated::__HERMES_TOOL_gated_search)
+            }
             _ => ::core::option::Option::None,
         },
         _ => ::core::option::Option::None,

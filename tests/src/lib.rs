@@ -5,6 +5,7 @@
 //! so trybuild builds only what the cases use).
 
 pub mod generated;
+pub mod tools;
 
 pub use hermes_runtime::{Registry, ToolContext};
 

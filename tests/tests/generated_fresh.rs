@@ -1,5 +1,6 @@
 //! Every tools crate of the workspace has checked-in generated files
-//! (`src/generated.rs`, `src/generated_plans.rs`) that match what
+//! (`src/tools/mod.rs`, `src/generated.rs`, `src/generated_plans.rs`) that
+//! match what
 //! `cargo xtask gen` would write now, so a stale one fails plain
 //! `cargo test` too.
 //!
@@ -17,7 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hermes_build_tools::{
-    render_plans, render_registry, GENERATED_FILE, PLANS_FILE, TOOLSETS_FILE, TOOLS_DIR,
+    render_plans, render_registry, GENERATED_FILE, MODULES_FILE, PLANS_FILE, TOOLSETS_FILE,
+    TOOLS_DIR,
 };
 use hermes_runtime::Registry;
 use serde_json::Value;
@@ -55,16 +57,18 @@ fn tools_crates() -> Vec<(String, PathBuf)> {
 /// `cargo xtask gen` would write for them, given `parameters`
 /// (`{tool name: parameters schema}`, as its compiled registry reports them).
 fn stale_files(root: &Path, parameters: &Value) -> Vec<&'static str> {
-    let (_, registry) = match render_registry(root) {
+    let (_, rendered) = match render_registry(root) {
         Ok(ok) => ok,
         Err(diagnostics) => panic!("discovery failed in {}: {diagnostics:#?}", root.display()),
     };
     let parameters: BTreeMap<String, Value> = serde_json::from_value(parameters.clone()).unwrap();
     let plans = render_plans(&parameters).unwrap_or_else(|d| panic!("{d}"));
-    [(GENERATED_FILE, registry), (PLANS_FILE, plans)]
+    let mut files = rendered.files().to_vec();
+    files.push((PLANS_FILE, &plans));
+    files
         .into_iter()
         .filter(|(file, expected)| {
-            std::fs::read_to_string(root.join(file)).ok().as_ref() != Some(expected)
+            std::fs::read_to_string(root.join(file)).ok().as_deref() != Some(*expected)
         })
         .map(|(file, _)| file)
         .collect()
@@ -150,6 +154,18 @@ fn freshness_check_reports_each_stale_file() {
     // A generated file is missing: it is stale too.
     std::fs::remove_file(root.join(PLANS_FILE)).unwrap();
     assert_eq!(stale_files(root, &parameters), [PLANS_FILE]);
+
+    // A new tool file: a new module, so both the module declarations and
+    // the registry are stale.
+    std::fs::write(
+        root.join(TOOLS_DIR).join("late.rs"),
+        "use hermes_macros::hermes_tool;\n/// Late.\n#[hermes_tool(toolset = \"notes\")]\npub fn notes_late() -> String {\n    String::new()\n}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        stale_files(root, &parameters),
+        [MODULES_FILE, GENERATED_FILE, PLANS_FILE]
+    );
 }
 
 #[test]

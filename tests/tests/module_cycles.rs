@@ -602,7 +602,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ),
     (
         "hermes-tools (hermes_tools)",
-        &["generated::web", "generated::web::html"],
+        &["tools::web", "tools::web::html"],
     ),
     // `procs/mod.rs` and its children (`contain` names `super::shell_quote`,
     // the parent calls into `contain`, `notify`, `resident`, `teardown`);

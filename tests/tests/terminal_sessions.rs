@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use hermes_runtime::{Profile, ToolContext};
-use hermes_tools::generated::terminal::session;
+use hermes_tools::tools::terminal::session;
 use serde_json::{json, Value};
 
 fn profile(dir: &std::path::Path, env: &str) -> Profile {

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hermes_runtime::{Profile, ToolContext};
-use hermes_tools::generated::web::{MAX_DEPTH, MAX_TEXT_BYTES};
+use hermes_tools::tools::web::{MAX_DEPTH, MAX_TEXT_BYTES};
 use serde_json::{json, Value};
 
 /// One request as the server saw it.

@@ -2,39 +2,34 @@
 // Do not edit by hand: edit the tools, then run `cargo hermes gen`
 // (`cargo xtask gen` in the hermes-tools workspace).
 
-#[path = "tools/clarify.rs"]
-pub mod clarify;
-#[path = "tools/file/tool.rs"]
-pub mod file;
-#[path = "tools/memory/tool.rs"]
-pub mod memory;
-#[path = "tools/skills/tool.rs"]
-pub mod skills;
-#[path = "tools/terminal/tool.rs"]
-pub mod terminal;
-#[path = "tools/todo.rs"]
-pub mod todo;
-#[path = "tools/web/tool.rs"]
-pub mod web;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::__private::StaticTools =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
         disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
         entries: &[
-            ("patch", &file::__HERMES_TOOL_patch),
-            ("write_file", &file::__HERMES_TOOL_write_file),
-            ("skills_list", &skills::__HERMES_TOOL_skills_list),
-            ("clarify", &clarify::__HERMES_TOOL_clarify),
-            ("skill_view", &skills::__HERMES_TOOL_skill_view),
-            ("memory", &memory::__HERMES_TOOL_memory),
-            ("read_file", &file::__HERMES_TOOL_read_file),
-            ("web_extract", &web::__HERMES_TOOL_web_extract),
-            ("terminal", &terminal::__HERMES_TOOL_terminal),
-            ("web_search", &web::__HERMES_TOOL_web_search),
-            ("todo", &todo::__HERMES_TOOL_todo),
-            ("process", &terminal::__HERMES_TOOL_process),
-            ("search_files", &file::__HERMES_TOOL_search_files),
+            ("patch", &crate::tools::file::__HERMES_TOOL_patch),
+            ("write_file", &crate::tools::file::__HERMES_TOOL_write_file),
+            (
+                "skills_list",
+                &crate::tools::skills::__HERMES_TOOL_skills_list,
+            ),
+            ("clarify", &crate::tools::clarify::__HERMES_TOOL_clarify),
+            (
+                "skill_view",
+                &crate::tools::skills::__HERMES_TOOL_skill_view,
+            ),
+            ("memory", &crate::tools::memory::__HERMES_TOOL_memory),
+            ("read_file", &crate::tools::file::__HERMES_TOOL_read_file),
+            ("web_extract", &crate::tools::web::__HERMES_TOOL_web_extract),
+            ("terminal", &crate::tools::terminal::__HERMES_TOOL_terminal),
+            ("web_search", &crate::tools::web::__HERMES_TOOL_web_search),
+            ("todo", &crate::tools::todo::__HERMES_TOOL_todo),
+            ("process", &crate::tools::terminal::__HERMES_TOOL_process),
+            (
+                "search_files",
+                &crate::tools::file::__HERMES_TOOL_search_files,
+            ),
         ],
     };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
@@ -45,43 +40,63 @@ pub fn find_tool(
 ) -> ::core::option::Option<&'static ::hermes_runtime::__private::ToolEntry> {
     match name.len() {
         4 => match name {
-            "todo" => ::core::option::Option::Some(&todo::__HERMES_TOOL_todo),
+            "todo" => ::core::option::Option::Some(&crate::tools::todo::__HERMES_TOOL_todo),
             _ => ::core::option::Option::None,
         },
         5 => match name {
-            "patch" => ::core::option::Option::Some(&file::__HERMES_TOOL_patch),
+            "patch" => ::core::option::Option::Some(&crate::tools::file::__HERMES_TOOL_patch),
             _ => ::core::option::Option::None,
         },
         6 => match name {
-            "memory" => ::core::option::Option::Some(&memory::__HERMES_TOOL_memory),
+            "memory" => ::core::option::Option::Some(&crate::tools::memory::__HERMES_TOOL_memory),
             _ => ::core::option::Option::None,
         },
         7 => match name {
-            "clarify" => ::core::option::Option::Some(&clarify::__HERMES_TOOL_clarify),
-            "process" => ::core::option::Option::Some(&terminal::__HERMES_TOOL_process),
+            "clarify" => {
+                ::core::option::Option::Some(&crate::tools::clarify::__HERMES_TOOL_clarify)
+            }
+            "process" => {
+                ::core::option::Option::Some(&crate::tools::terminal::__HERMES_TOOL_process)
+            }
             _ => ::core::option::Option::None,
         },
         8 => match name {
-            "terminal" => ::core::option::Option::Some(&terminal::__HERMES_TOOL_terminal),
+            "terminal" => {
+                ::core::option::Option::Some(&crate::tools::terminal::__HERMES_TOOL_terminal)
+            }
             _ => ::core::option::Option::None,
         },
         9 => match name {
-            "read_file" => ::core::option::Option::Some(&file::__HERMES_TOOL_read_file),
+            "read_file" => {
+                ::core::option::Option::Some(&crate::tools::file::__HERMES_TOOL_read_file)
+            }
             _ => ::core::option::Option::None,
         },
         10 => match name {
-            "skill_view" => ::core::option::Option::Some(&skills::__HERMES_TOOL_skill_view),
-            "web_search" => ::core::option::Option::Some(&web::__HERMES_TOOL_web_search),
-            "write_file" => ::core::option::Option::Some(&file::__HERMES_TOOL_write_file),
+            "skill_view" => {
+                ::core::option::Option::Some(&crate::tools::skills::__HERMES_TOOL_skill_view)
+            }
+            "web_search" => {
+                ::core::option::Option::Some(&crate::tools::web::__HERMES_TOOL_web_search)
+            }
+            "write_file" => {
+                ::core::option::Option::Some(&crate::tools::file::__HERMES_TOOL_write_file)
+            }
             _ => ::core::option::Option::None,
         },
         11 => match name {
-            "skills_list" => ::core::option::Option::Some(&skills::__HERMES_TOOL_skills_list),
-            "web_extract" => ::core::option::Option::Some(&web::__HERMES_TOOL_web_extract),
+            "skills_list" => {
+                ::core::option::Option::Some(&crate::tools::skills::__HERMES_TOOL_skills_list)
+            }
+            "web_extract" => {
+                ::core::option::Option::Some(&crate::tools::web::__HERMES_TOOL_web_extract)
+            }
             _ => ::core::option::Option::None,
         },
         12 => match name {
-            "search_files" => ::core::option::Option::Some(&file::__HERMES_TOOL_search_files),
+            "search_files" => {
+                ::core::option::Option::Some(&crate::tools::file::__HERMES_TOOL_search_files)
+            }
             _ => ::core::option::Option::None,
         },
         _ => ::core::option::Option::None,

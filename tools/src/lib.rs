@@ -2,8 +2,10 @@
 //!
 //! Tools live under `src/tools/`: a file with a top-level `#[hermes_tool]`
 //! function, or a folder whose `tool.rs` has one (its other files are
-//! helpers). `cargo xtask gen` finds them and writes `src/generated.rs`,
-//! which wires the modules and indexes the tools; nothing here lists them.
+//! helpers). `cargo xtask gen` finds them and writes `src/tools/mod.rs`,
+//! their module declarations (`crate::tools::file` is `src/tools/file/`),
+//! and `src/generated.rs`, which indexes their tools; nothing here lists
+//! them.
 //!
 //! Beside the registry, what an agent embedding these tools wires up:
 //! a [`Session`] per conversation (its calls' context; dropping it ends
@@ -30,23 +32,24 @@ pub mod redact;
 pub mod sandbox;
 mod schema_util;
 mod session;
+pub mod tools;
 
 pub use agent_loop::install_agent_loop_executors;
-pub use generated::clarify::{
-    clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
-};
-pub use generated::memory::snapshot as memory_snapshot;
-pub use generated::terminal::{check_command, Verdict as CommandVerdict};
 pub use hermes_runtime::{Registry, ToolContext};
 pub use procs::environ::private_environment;
 pub use procs::notify::{notifications as process_notifications, ProcessNotification};
 pub use sandbox::sandbox_helper;
 pub use session::{ProfileSessions, Session};
+pub use tools::clarify::{
+    clear_clarify_callback, set_clarify_callback, ClarifyCallback, ClarifyFuture, ClarifyRequest,
+};
+pub use tools::memory::snapshot as memory_snapshot;
+pub use tools::terminal::{check_command, Verdict as CommandVerdict};
 
 /// Entry points of internal parsers for the fuzz targets (`fuzz/`); not an API.
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::generated::web::html_to_markdown;
+    pub use crate::tools::web::html_to_markdown;
 }
 
 /// The registry of every built-in tool.
@@ -74,6 +77,6 @@ pub fn install_tls_provider() {
 /// were still running.
 pub fn shutdown_background_processes(grace: std::time::Duration) -> usize {
     let running = procs::table().shutdown_all(grace);
-    generated::terminal::session::shutdown();
+    tools::terminal::session::shutdown();
     running
 }

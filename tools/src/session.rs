@@ -106,9 +106,9 @@ impl Session {
         let id = self.id.clone();
         move || {
             crate::procs::table().end_session(ctx.profile(), &id, TEARDOWN_GRACE);
-            crate::generated::terminal::session::end(&ctx);
-            crate::generated::todo::forget_session(&id);
-            crate::generated::file::forget_file_reads(Some(&id));
+            crate::tools::terminal::session::end(&ctx);
+            crate::tools::todo::forget_session(&id);
+            crate::tools::file::forget_file_reads(Some(&id));
             hermes_runtime::approval::forget_session(&ctx);
             drop(crate::procs::notify::notifications().drain_task(&id));
         }
@@ -150,6 +150,6 @@ impl ProfileSessions {
 impl Drop for ProfileSessions {
     fn drop(&mut self) {
         crate::mcp_client::end_profile(&self.profile);
-        crate::generated::terminal::session::end_profile(&self.profile);
+        crate::tools::terminal::session::end_profile(&self.profile);
     }
 }

@@ -29,7 +29,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Task {
     /// Discover every `#[hermes_tool]` function of a tools crate and write its
-    /// registry, src/generated.rs, and its coercion plans (default: every
+    /// modules, src/tools/mod.rs, its registry, src/generated.rs, and its
+    /// coercion plans (default: every
     /// tools crate of the workspace, tools/ and tests/).
     Gen(GenArgs),
     /// Check the tool contract: every lint of build-tools/src/lints/.

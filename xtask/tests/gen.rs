@@ -41,22 +41,28 @@ fn finds_files_and_folder_tools_without_a_list() {
     assert!(ok, "{stderr}");
     let generated = std::fs::read_to_string(dir.path().join("src/generated.rs")).unwrap();
     assert!(generated.starts_with("// @generated"), "{generated}");
-    // A flat file and a folder's tool.rs are wired; the helper is not.
+    // The module tree is declared where the folders are, in
+    // src/tools/mod.rs: a flat file and a folder (its root the folder's
+    // tool.rs) are modules of `crate::tools`; the helper is not.
+    let modules = std::fs::read_to_string(dir.path().join("src/tools/mod.rs")).unwrap();
+    assert!(modules.starts_with("// @generated"), "{modules}");
+    assert!(modules.contains("\npub mod alpha;\n"), "{modules}");
     assert!(
-        generated.contains("#[path = \"tools/alpha.rs\"]"),
+        modules.contains("#[path = \"beta/tool.rs\"]\npub mod beta;\n"),
+        "{modules}"
+    );
+    assert!(!modules.contains("helper"), "{modules}");
+    // The registry only indexes: it declares no tool module.
+    assert!(
+        !generated.contains("mod alpha") && !generated.contains("tool.rs"),
         "{generated}"
     );
     assert!(
-        generated.contains("#[path = \"tools/beta/tool.rs\"]"),
-        "{generated}"
-    );
-    assert!(!generated.contains("helper.rs"), "{generated}");
-    assert!(
-        generated.contains("(\"hello\", &alpha::__HERMES_TOOL_hello)"),
+        generated.contains("(\"hello\", &crate::tools::alpha::__HERMES_TOOL_hello)"),
         "{generated}"
     );
     assert!(
-        generated.contains("(\"add\", &beta::__HERMES_TOOL_add)"),
+        generated.contains("(\"add\", &crate::tools::beta::__HERMES_TOOL_add)"),
         "{generated}"
     );
     // The toolset table lists each tool under its toolset.
@@ -96,6 +102,7 @@ fn duplicate_names_name_both_files_and_lines() {
     assert!(stderr.contains("src/tools/two.rs:4:37"), "{stderr}");
     assert!(stderr.contains("src/tools/one.rs:5:8"), "{stderr}");
     assert!(!dir.path().join("src/generated.rs").exists());
+    assert!(!dir.path().join("src/tools/mod.rs").exists());
 }
 
 #[test]

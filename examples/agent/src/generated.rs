@@ -2,18 +2,20 @@
 // Do not edit by hand: edit the tools, then run `cargo hermes gen`
 // (`cargo xtask gen` in the hermes-tools workspace).
 
-#[path = "tools/unit_convert.rs"]
-pub mod unit_convert;
-#[path = "tools/word_count.rs"]
-pub mod word_count;
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::__private::StaticTools =
     ::hermes_runtime::__private::phf::Map {
         key: 16287231350648472473,
         disps: &[(0, 0)],
         entries: &[
-            ("unit_convert", &unit_convert::__HERMES_TOOL_unit_convert),
-            ("word_count", &word_count::__HERMES_TOOL_word_count),
+            (
+                "unit_convert",
+                &crate::tools::unit_convert::__HERMES_TOOL_unit_convert,
+            ),
+            (
+                "word_count",
+                &crate::tools::word_count::__HERMES_TOOL_word_count,
+            ),
         ],
     };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
@@ -24,13 +26,15 @@ pub fn find_tool(
 ) -> ::core::option::Option<&'static ::hermes_runtime::__private::ToolEntry> {
     match name.len() {
         10 => match name {
-            "word_count" => ::core::option::Option::Some(&word_count::__HERMES_TOOL_word_count),
+            "word_count" => {
+                ::core::option::Option::Some(&crate::tools::word_count::__HERMES_TOOL_word_count)
+            }
             _ => ::core::option::Option::None,
         },
         12 => match name {
-            "unit_convert" => {
-                ::core::option::Option::Some(&unit_convert::__HERMES_TOOL_unit_convert)
-            }
+            "unit_convert" => ::core::option::Option::Some(
+                &crate::tools::unit_convert::__HERMES_TOOL_unit_convert,
+            ),
             _ => ::core::option::Option::None,
         },
         _ => ::core::option::Option::None,

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hermes_tools::generated::web::{MAX_DEPTH, MAX_PAGE_BYTES};
+use hermes_tools::tools::web::{MAX_DEPTH, MAX_PAGE_BYTES};
 use serde_json::{json, Value};
 
 use crate::harness;

@@ -962,7 +962,7 @@ mod tests {
     /// The text and the writer's work for `html` under the default limits.
     fn counted(html: &str) -> (String, usize) {
         let (page, written) =
-            convert_counting(html, BASE, limits(crate::generated::web::MAX_TEXT_BYTES));
+            convert_counting(html, BASE, limits(crate::tools::web::MAX_TEXT_BYTES));
         (page.into_parts().1, written)
     }
 
