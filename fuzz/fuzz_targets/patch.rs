@@ -61,8 +61,9 @@ fuzz_target!(|data: &[u8]| {
 
     let sandbox = Sandbox::get();
     sandbox.reset(&[(FILE, content)]);
-    let ctx = sandbox.context();
-    let result = block_on(registry().dispatch_json("patch", &raw, &ctx));
+    let session = sandbox.session();
+    let result = block_on(registry().dispatch_json("patch", &raw, &session.context()));
+    session.end();
     let result = check_result("patch", &raw, &result);
     let after = sandbox.read(FILE);
 

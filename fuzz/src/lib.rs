@@ -12,9 +12,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use hermes_tools::{Registry, ToolContext};
+use hermes_tools::Registry;
 use serde_json::Value;
-
 
 /// The registry with the agent-loop executors installed (`todo`, `memory`).
 pub fn registry() -> &'static Registry {
