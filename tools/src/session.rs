@@ -12,16 +12,11 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use hermes_runtime::approval::ApprovalCallback;
 use hermes_runtime::{Profile, ToolContext};
 
 use crate::procs::notify::ProcessNotification;
-
-/// How long a background process gets between the steps of its teardown
-/// when its session ends.
-const TEARDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// One conversation: the context its calls run with, and ownership of
 /// what they leave behind (module docs).
@@ -29,6 +24,8 @@ const TEARDOWN_GRACE: Duration = Duration::from_secs(2);
 pub struct Session {
     id: String,
     ctx: ToolContext,
+    /// Ended already (by [`Session::end`]): the drop has nothing to do.
+    ended: bool,
 }
 
 /// A process-unique session id: no two live sessions share state.
@@ -49,7 +46,11 @@ impl Session {
         let ctx = ToolContext::new(profile, cwd)
             .with_task_id(id.clone())
             .with_session_id(id.clone());
-        Session { id, ctx }
+        Session {
+            id,
+            ctx,
+            ended: false,
+        }
     }
 
     /// Asks `callback` (before the process-wide one) when one of this
@@ -94,10 +95,9 @@ impl Session {
     /// torn down (dropping it does the same; inside a tokio runtime the
     /// teardown then runs on a blocking thread, so a drop never stalls the
     /// runtime).
-    pub fn end(self) {
-        let cleanup = self.cleanup();
-        std::mem::forget(self);
-        cleanup();
+    pub fn end(mut self) {
+        self.cleanup()();
+        self.ended = true;
     }
 
     /// What ending the session does, ready to run anywhere.
@@ -105,7 +105,9 @@ impl Session {
         let ctx = self.ctx.clone();
         let id = self.id.clone();
         move || {
-            crate::procs::table().end_session(ctx.profile(), &id, TEARDOWN_GRACE);
+            // The profile's teardown grace (`terminal.daemon_term_grace_seconds`).
+            let grace = crate::procs::grace_for(ctx.profile());
+            crate::procs::table().end_session(ctx.profile(), &id, grace);
             crate::tools::terminal::session::end(&ctx);
             crate::tools::todo::forget_session(&id);
             crate::tools::file::forget_file_reads(Some(&id));
@@ -117,6 +119,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
         let cleanup = self.cleanup();
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => drop(handle.spawn_blocking(cleanup)),
