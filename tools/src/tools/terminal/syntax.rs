@@ -825,30 +825,33 @@ impl<'s> Parser<'s> {
                     self.pos = start;
                     break None;
                 }
-                Some(b'$') => {
-                    let p = self.dollar(true);
-                    take_cmds(p, &mut cmds);
-                }
-                Some(b'`') => {
-                    let p = self.backquoted();
-                    take_cmds(p, &mut cmds);
-                }
-                Some(b'"') => {
-                    let p = self.double();
-                    take_cmds(p, &mut cmds);
-                }
-                Some(b'\\') => {
-                    self.pos += 1;
-                    self.bump();
-                }
-                Some(b'\n') => self.newline(),
-                Some(_) => {
-                    self.bump();
-                }
+                Some(b) => self.inner(b, false, &mut cmds),
             }
         };
         self.leave();
         (text, cmds)
+    }
+
+    /// Inside `((…))` or `${…}` (`parameter`), past its own brackets: what
+    /// the byte `b` at the cursor starts (an expansion, whose commands go to
+    /// `cmds`; a quoted string; an escape; a newline), or one character.
+    fn inner(&mut self, b: u8, parameter: bool, cmds: &mut Vec<Cmd>) {
+        match b {
+            b'$' => take_cmds(self.dollar(!parameter), cmds),
+            b'`' => take_cmds(self.backquoted(), cmds),
+            b'"' => take_cmds(self.double(), cmds),
+            b'\'' if parameter => {
+                self.single();
+            }
+            b'\\' => {
+                self.pos += 1;
+                self.bump();
+            }
+            b'\n' => self.newline(),
+            _ => {
+                self.bump();
+            }
+        }
     }
 
     /// `function NAME [()] BODY`.
@@ -1361,29 +1364,7 @@ impl<'s> Parser<'s> {
                     depth += 1;
                     self.pos += 1;
                 }
-                Some(b'$') => {
-                    let p = self.dollar(false);
-                    take_cmds(p, &mut cmds);
-                }
-                Some(b'`') => {
-                    let p = self.backquoted();
-                    take_cmds(p, &mut cmds);
-                }
-                Some(b'"') => {
-                    let p = self.double();
-                    take_cmds(p, &mut cmds);
-                }
-                Some(b'\'') => {
-                    self.single();
-                }
-                Some(b'\\') => {
-                    self.pos += 1;
-                    self.bump();
-                }
-                Some(b'\n') => self.newline(),
-                Some(_) => {
-                    self.bump();
-                }
+                Some(b) => self.inner(b, true, &mut cmds),
             }
         }
         self.leave();
