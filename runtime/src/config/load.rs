@@ -209,17 +209,7 @@ impl Reader {
             return;
         }
         let path = join(key, name);
-        // Names are short: a long one is no misspelling worth comparing.
-        let near = if name.len() <= 64 {
-            hermes_tool_facts::suggestions(name, read.iter().chain(reference).copied(), 3)
-        } else {
-            Vec::new()
-        };
-        let hint = if near.is_empty() {
-            String::new()
-        } else {
-            format!("; did you mean {}?", near.join(", "))
-        };
+        let hint = did_you_mean(name, read.iter().chain(reference).copied());
         self.warn(&path, pos, format!("unknown key, ignored{hint}"));
     }
 
@@ -363,6 +353,22 @@ impl Reader {
     }
 }
 
+/// `; did you mean a, b?` with the names of `candidates` nearest `name`,
+/// or nothing. Names are short: a long one is no misspelling worth
+/// comparing.
+fn did_you_mean<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
+    let near = if name.len() <= 64 {
+        hermes_tool_facts::suggestions(name, candidates, 3)
+    } else {
+        Vec::new()
+    };
+    if near.is_empty() {
+        String::new()
+    } else {
+        format!("; did you mean {}?", near.join(", "))
+    }
+}
+
 fn join(key: &str, name: &str) -> String {
     if key.is_empty() {
         name.to_string()
@@ -433,16 +439,10 @@ pub(super) fn check_toolset_names<'c>(
         if left_out || known(&m.name) {
             continue;
         }
-        // Names are short: a long one is no misspelling worth comparing.
-        let near = if m.name.len() <= 64 && r.diags.len() < MAX_DIAGNOSTICS {
-            hermes_tool_facts::suggestions(&m.name, candidates.clone(), 3)
+        let hint = if r.diags.len() < MAX_DIAGNOSTICS {
+            did_you_mean(&m.name, candidates.clone())
         } else {
-            Vec::new()
-        };
-        let hint = if near.is_empty() {
             String::new()
-        } else {
-            format!("; did you mean {}?", near.join(", "))
         };
         r.error(&m.key, m.pos, format!("unknown toolset `{}`{hint}", m.name));
     }
