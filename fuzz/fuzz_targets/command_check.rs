@@ -1,4 +1,4 @@
-//! The approval check (`hermes_tools::check_command`: the bash parser of
+//! The approval check (`hermes_tools::tools::terminal::check_command`: the bash parser of
 //! `terminal/syntax.rs`, the walk, the rules and the whole-text pass) on
 //! arbitrary text, as a model may send it.
 //!
@@ -13,7 +13,7 @@
 use std::sync::OnceLock;
 
 use hermes_runtime::Profile;
-use hermes_tools::{check_command, CommandVerdict};
+use hermes_tools::tools::terminal::{check_command, Verdict as CommandVerdict};
 use libfuzzer_sys::fuzz_target;
 
 fn profile() -> &'static Profile {

@@ -1,5 +1,5 @@
 //! The page-to-markdown writer of `web_extract`
-//! (`hermes_tools::fuzzing::html_to_markdown`) on arbitrary HTML.
+//! (`hermes_html::to_markdown`) on arbitrary HTML.
 //!
 //! The first byte picks the page's URL (links are resolved against it); the
 //! rest, read as UTF-8 with replacement characters, is the page. Checked: no
@@ -36,7 +36,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let base = BASE_URLS[usize::from(pick) % BASE_URLS.len()];
     let html = String::from_utf8_lossy(rest);
-    let (title, markdown) = hermes_tools::fuzzing::html_to_markdown(&html, base);
+    let (title, markdown) = hermes_html::to_markdown(&html, base);
     let limit = OUTPUT_PER_INPUT_BYTE * html.len() + OUTPUT_SLACK;
     assert!(
         title.len() + markdown.len() <= limit,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
-use hermes_tools::Registry;
+use hermes_runtime::Registry;
 use serde_json::Value;
 
 /// The registry with the agent-loop executors installed (`todo`, `memory`).

@@ -23,7 +23,7 @@
 //!    (the call's task id, else its session id) of the same profile;
 //! 4. an earlier "always" answer for the key, remembered per profile in
 //!    `<profile home>/approvals.json` (written atomically; no tool and no
-//!    command may write it: `hermes_tools::protected`);
+//!    command may write it: `hermes_procs::protected`);
 //! 5. a cron job ([`ToolContext::for_cron_job`], or `HERMES_CRON_SESSION`
 //!    in the process environment) has no user to ask: `approvals.cron_mode`
 //!    `approve` runs it, `deny` (the default) refuses;

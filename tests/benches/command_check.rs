@@ -1,5 +1,5 @@
 //! What judging a command costs (`terminal`'s approval check,
-//! `hermes_tools::check_command`): a 10 KB command line of ordinary
+//! `hermes_tools::tools::terminal::check_command`): a 10 KB command line of ordinary
 //! commands (pipes, lists, quotes, substitutions, redirections, a heredoc),
 //! the same with its commands spelled to hide (quotes, `$'…'`, wrappers,
 //! `sh -c`), and a 128,000-character one (the longest checked). The goal
@@ -9,7 +9,7 @@
 
 use divan::{black_box, Bencher};
 use hermes_runtime::Profile;
-use hermes_tools::check_command;
+use hermes_tools::tools::terminal::check_command;
 
 fn main() {
     divan::main();

@@ -11,7 +11,7 @@
 //! call (the default `workspace-write`) against an unsandboxed one
 //! (`terminal.sandbox: full`) at most 1.5x.
 //!
-//! This `main` calls `hermes_tools::sandbox_helper()` first, as an agent's
+//! This `main` calls `hermes_procs::sandbox::sandbox_helper()` first, as an agent's
 //! does: the bench's own binary is its commands' sandbox helper.
 //!
 //! Run: `cargo bench -p hermes-tests --bench terminal`.
@@ -25,7 +25,7 @@ use paired::{batch_ns, paired};
 mod paired;
 
 fn main() {
-    hermes_tools::sandbox_helper();
+    hermes_procs::sandbox::sandbox_helper();
     divan::main();
     paired_ratio();
 }

@@ -259,7 +259,7 @@ async fn memory_adds_replaces_removes_under_the_profiles_home() {
     assert_eq!(v["target"], "user", "{v}");
     assert_eq!(memory_file(&home, "USER.md"), "Name: Ada");
 
-    let snapshot = hermes_tools::memory_snapshot(c.profile());
+    let snapshot = hermes_tools::tools::memory::snapshot(c.profile());
     assert!(snapshot.contains("User prefers 4 spaces") && snapshot.contains("Name: Ada"));
     assert!(snapshot.contains("USER PROFILE"));
 }

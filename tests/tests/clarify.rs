@@ -44,9 +44,9 @@ async fn clarify_asks_through_the_registered_callback_only() {
     // With a callback: offered at once, and it is asked.
     let seen: Arc<Mutex<Vec<Asked>>> = Arc::default();
     let log = seen.clone();
-    hermes_tools::set_clarify_callback(
+    hermes_tools::tools::clarify::set_clarify_callback(
         registry,
-        Arc::new(move |req: hermes_tools::ClarifyRequest| {
+        Arc::new(move |req: hermes_tools::tools::clarify::ClarifyRequest| {
             log.lock().unwrap().push((
                 req.question.clone(),
                 req.choices.clone(),
@@ -88,7 +88,7 @@ async fn clarify_asks_through_the_registered_callback_only() {
     assert_eq!(asked, ["Which target?", "Anything else?", "Go?"]);
 
     // Cleared: unavailable again.
-    hermes_tools::clear_clarify_callback(registry);
+    hermes_tools::tools::clarify::clear_clarify_callback(registry);
     assert!(!offered(ctx.profile()));
     let v = call(json!({"question": "Still there?"})).await;
     assert!(

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use hermes_runtime::{Profile, ToolContext};
-use hermes_tools::{check_command, CommandVerdict};
+use hermes_tools::tools::terminal::{check_command, Verdict as CommandVerdict};
 use serde_json::{json, Value};
 
 const OBFUSCATION: &str = include_str!("fixtures/obfuscation.tsv");

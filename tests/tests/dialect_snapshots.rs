@@ -16,7 +16,7 @@ fn built_in_tools_in_every_dialect() {
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join(".env"), "WEB_SEARCH_API_KEY=k\n").unwrap();
     let profile = Profile::new(home.path());
-    hermes_tools::set_clarify_callback(
+    hermes_tools::tools::clarify::set_clarify_callback(
         registry,
         std::sync::Arc::new(|_| Box::pin(async { Ok(String::new()) })),
     );

@@ -597,25 +597,17 @@ const KNOWN: &[(&str, &[&str])] = &[
         &["crate", "params"],
     ),
     (
-        "hermes-tools (hermes-tools)",
-        &["mcp", "mcp::http", "mcp::stdio"],
+        "hermes-mcp-server (hermes_mcp_server)",
+        &["crate", "http", "stdio"],
     ),
+    // `procs/src/lib.rs` and its children (`contain` names
+    // `crate::shell_quote`, the root calls into `contain`, `notify`,
+    // `resident`, `teardown`); `contain` ↔ `teardown` itself is gone (kill
+    // and reap are in `scan`).
     (
-        "hermes-tools (hermes_tools)",
-        &["tools::web", "tools::web::html"],
-    ),
-    // `procs/mod.rs` and its children (`contain` names `super::shell_quote`,
-    // the parent calls into `contain`, `notify`, `resident`, `teardown`);
-    // `contain` ↔ `teardown` itself is gone (kill and reap are in `scan`).
-    (
-        "hermes-tools (hermes_tools)",
+        "hermes-procs (hermes_procs)",
         &[
-            "procs",
-            "procs::contain",
-            "procs::notify",
-            "procs::resident",
-            "procs::teardown",
-            "sandbox",
+            "contain", "crate", "notify", "resident", "sandbox", "teardown",
         ],
     ),
     ("xtask (xtask)", &["check", "crate"]),

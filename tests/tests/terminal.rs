@@ -6,12 +6,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+mod workspace;
+
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use hermes_procs::scan;
 use hermes_runtime::{Profile, ToolContext};
-use hermes_tools::procs::scan;
 use serde_json::{json, Value};
 
 struct Sandbox {
@@ -152,7 +154,7 @@ async fn the_child_environment_is_clean_plus_the_profiles_secrets() {
         )
         .await;
     assert_eq!(v["output"], "s3cret", "{v}");
-    assert_eq!(get("PATH"), Some(hermes_tools::child_env::DEFAULT_PATH));
+    assert_eq!(get("PATH"), Some(hermes_procs::child_env::DEFAULT_PATH));
     assert_eq!(
         get("HERMES_HOME"),
         Some(sb.ctx.profile().home().to_str().unwrap())
@@ -160,7 +162,7 @@ async fn the_child_environment_is_clean_plus_the_profiles_secrets() {
     assert!(get("CARGO_MANIFEST_DIR").is_none(), "{out}");
     assert!(!out.contains("CARGO_"), "{out}");
     // Exactly the builder's variables (plus what the shell itself exports).
-    let expected = hermes_tools::child_env::ChildEnv::for_profile(sb.ctx.profile());
+    let expected = hermes_procs::child_env::ChildEnv::for_profile(sb.ctx.profile());
     for (name, _) in &vars {
         let shell_own = ["PWD", "SHLVL", "_", "OLDPWD"].contains(name);
         assert!(
@@ -391,8 +393,8 @@ async fn killing_an_exited_process_still_clears_what_it_left() {
 fn teardown_api_is_usable_directly() {
     // The same teardown the tools use, on a command started by the builder.
     let sb = Sandbox::new();
-    let env = hermes_tools::child_env::ChildEnv::for_profile(sb.ctx.profile());
-    let run = hermes_tools::procs::spawn(
+    let env = hermes_procs::child_env::ChildEnv::for_profile(sb.ctx.profile());
+    let run = hermes_procs::spawn(
         &env,
         &format!("trap '' TERM; {}", sb.sleeper()),
         Path::new("/"),
@@ -411,17 +413,37 @@ fn teardown_api_is_usable_directly() {
 fn every_child_process_comes_from_the_environment_builder() {
     // `Command::new` (which would inherit the agent's environment unless
     // cleared) appears in the environment builder only.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/src");
-    let mut stack = vec![src.clone()];
+    // The process layer and every crate built on it.
+    let root = workspace::root();
+    let builder = root.join("procs/src/child_env.rs");
+    let metadata = workspace::metadata();
+    let mut stack: Vec<PathBuf> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| {
+            p["name"] == "hermes-procs"
+                || p["dependencies"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|d| d["name"] == "hermes-procs" && d["kind"].is_null())
+        })
+        .map(|p| {
+            Path::new(p["manifest_path"].as_str().unwrap())
+                .parent()
+                .unwrap()
+                .join("src")
+        })
+        .collect();
+    assert!(stack.len() >= 2, "{stack:?}");
     let mut offenders = Vec::new();
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap().flatten() {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs")
-                && path != src.join("child_env.rs")
-            {
+            } else if path.extension().is_some_and(|e| e == "rs") && path != builder {
                 let text = std::fs::read_to_string(&path).unwrap();
                 if text.contains("Command::new") {
                     offenders.push(path);

@@ -9,7 +9,7 @@
 //! `echo cm0gLXJmIC8K | base64 -d | bash` (decoded: `rm -rf /`).
 
 use hermes_runtime::Profile;
-use hermes_tools::{check_command, CommandVerdict};
+use hermes_tools::tools::terminal::{check_command, Verdict as CommandVerdict};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -1,5 +1,5 @@
 //! Secrets in what `terminal` and `process` return are redacted with the
-//! file tools' patterns (`hermes_tools::redact`, one home), through the
+//! file tools' patterns (`hermes_procs::redact`, one home), through the
 //! real registry's dispatch and real shells: key-shaped secrets always,
 //! `NAME=value` assignments only when the command dumps the environment
 //! (as the reference does), and not at all in a profile whose config.yaml

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use hermes_procs::scan;
 use hermes_runtime::{Profile, ToolContext};
-use hermes_tools::procs::scan;
 use serde_json::json;
 
 fn marked(marker: &str) -> Vec<i32> {

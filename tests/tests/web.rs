@@ -12,8 +12,8 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hermes_html::{MAX_DEPTH, MAX_TEXT_BYTES};
 use hermes_runtime::{Profile, ToolContext};
-use hermes_tools::tools::web::{MAX_DEPTH, MAX_TEXT_BYTES};
 use serde_json::{json, Value};
 
 /// One request as the server saw it.

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use hermes_runtime::approval::ApprovalCallback;
 use hermes_runtime::{Profile, ToolContext};
 
-use crate::procs::notify::ProcessNotification;
+use hermes_procs::notify::ProcessNotification;
 
 /// One conversation: the context its calls run with, and ownership of
 /// what they leave behind (module docs).
@@ -86,7 +86,7 @@ impl Session {
     /// (`notify_on_complete`, `watch_patterns`) since the last drain,
     /// oldest first; other sessions' events stay queued for them.
     pub fn notifications(&self) -> Vec<ProcessNotification> {
-        crate::procs::notify::notifications().drain_task(&self.id)
+        hermes_procs::notify::notifications().drain_task(&self.id)
     }
 }
 
@@ -106,13 +106,13 @@ impl Session {
         let id = self.id.clone();
         move || {
             // The profile's teardown grace (`terminal.daemon_term_grace_seconds`).
-            let grace = crate::procs::grace_for(ctx.profile());
-            crate::procs::table().end_session(ctx.profile(), &id, grace);
+            let grace = hermes_procs::grace_for(ctx.profile());
+            hermes_procs::table().end_session(ctx.profile(), &id, grace);
             crate::tools::terminal::session::end(&ctx);
             crate::tools::todo::forget_session(&id);
             crate::tools::file::forget_file_reads(Some(&id));
             hermes_runtime::approval::forget_session(&ctx);
-            drop(crate::procs::notify::notifications().drain_task(&id));
+            drop(hermes_procs::notify::notifications().drain_task(&id));
         }
     }
 }
@@ -130,16 +130,38 @@ impl Drop for Session {
     }
 }
 
-/// A profile the agent serves: its sessions, and what they share (its MCP
-/// servers). Dropping it ends them.
-#[derive(Debug)]
+/// A profile the agent serves: its sessions, and what they share (its
+/// MCP servers, given to it with [`ProfileSessions::end_with`]). Dropping
+/// it ends them: what it was given first, then every terminal session of
+/// the profile still left.
 pub struct ProfileSessions {
     profile: Profile,
+    enders: Vec<Box<dyn FnOnce() + Send>>,
+}
+
+impl std::fmt::Debug for ProfileSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileSessions")
+            .field("profile", &self.profile)
+            .field("enders", &self.enders.len())
+            .finish()
+    }
 }
 
 impl ProfileSessions {
     pub fn new(profile: Profile) -> Self {
-        ProfileSessions { profile }
+        ProfileSessions {
+            profile,
+            enders: Vec::new(),
+        }
+    }
+
+    /// Runs `end` when this handle drops (in the order given): how the
+    /// profile's MCP servers end with it
+    /// (`profiles.end_with(clients.ender())`, `hermes-mcp-client`), or
+    /// anything else the agent keeps per profile.
+    pub fn end_with<T>(&mut self, end: impl FnOnce() -> T + Send + 'static) {
+        self.enders.push(Box::new(move || drop(end())));
     }
 
     pub fn profile(&self) -> &Profile {
@@ -154,7 +176,9 @@ impl ProfileSessions {
 
 impl Drop for ProfileSessions {
     fn drop(&mut self) {
-        crate::mcp_client::end_profile(&self.profile);
+        for end in std::mem::take(&mut self.enders) {
+            end();
+        }
         crate::tools::terminal::session::end_profile(&self.profile);
     }
 }

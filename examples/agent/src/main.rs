@@ -69,7 +69,7 @@ fn profile_dir(arg: Option<PathBuf>) -> PathBuf {
 fn main() -> ExitCode {
     // First of all: this binary is its commands' sandbox helper (started as
     // `agent __sandbox ...` it applies the rules and execs the command).
-    hermes_tools::sandbox_helper();
+    hermes_procs::sandbox::sandbox_helper();
     let cli = Cli::parse();
     let registry = match hermes_example_agent::registry() {
         Ok(r) => Arc::new(r),
@@ -148,9 +148,9 @@ async fn run(
     hermes_tools::install_agent_loop_executors(registry);
     // `clarify` asks on the terminal: the question on stderr, the answer
     // one line of stdin.
-    hermes_tools::set_clarify_callback(
+    hermes_tools::tools::clarify::set_clarify_callback(
         registry,
-        Arc::new(|request: hermes_tools::ClarifyRequest| {
+        Arc::new(|request: hermes_tools::tools::clarify::ClarifyRequest| {
             Box::pin(async move {
                 tokio::task::spawn_blocking(move || {
                     let mut err = std::io::stderr().lock();
@@ -167,7 +167,7 @@ async fn run(
                 })
                 .await
                 .unwrap_or_else(|e| Err(format!("asking failed: {e}")))
-            }) as hermes_tools::ClarifyFuture
+            }) as hermes_tools::tools::clarify::ClarifyFuture
         }),
     );
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));

@@ -17,11 +17,11 @@
 //!   hub cache (`skills/.hub/`, a carrier for prompt injection);
 //! - anywhere: environment files named as in [`ENV_FILE_NAMES`].
 //!
-//! Write deny-list: the paths of [`crate::protected::write_protected`]
+//! Write deny-list: the paths of [`hermes_procs::protected::write_protected`]
 //! (the profile's policy files, credentials and state, other profiles'
 //! folders, the credential files of the user's homes, system folders;
 //! one list, which the command sandbox uses too) and any other profile's
-//! folder ([`crate::protected::other_profile`]); and, with
+//! folder ([`hermes_procs::protected::other_profile`]); and, with
 //! `HERMES_WRITE_SAFE_ROOT` set (folders separated by `:`; the process
 //! environment, else the profile's `.env`), anything outside those folders.
 //!
@@ -35,7 +35,7 @@ use std::path::{Component, Path, PathBuf};
 use hermes_runtime::{Profile, ToolContext};
 
 use super::fsguard::{kernel_read_rule, KernelRead};
-use crate::protected::{
+use hermes_procs::protected::{
     hermes_root, other_profile, protecting, real_write_path, write_protected, Protected,
     CREDENTIAL_STORES,
 };
@@ -146,7 +146,7 @@ pub struct Guard {
     /// The read block-list: exact files, and folders.
     read_files: Vec<PathBuf>,
     read_dirs: Vec<(PathBuf, &'static str)>,
-    /// The write deny-list: `crate::protected`'s, listed at the first
+    /// The write deny-list: `hermes_procs::protected`'s, listed at the first
     /// write check (reads never need it).
     protected: std::sync::OnceLock<Vec<Protected>>,
     /// `HERMES_WRITE_SAFE_ROOT`: its folders (real) and its text.

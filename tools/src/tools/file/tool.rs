@@ -44,7 +44,7 @@ use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::redact::{redact_for, Scope};
+use hermes_procs::redact::{redact_for, Scope};
 pub use read_state::forget_reads as forget_file_reads;
 pub use search::{OutputMode, Target};
 

@@ -33,7 +33,7 @@ use regex::Regex;
 use unicode_normalization::UnicodeNormalization;
 
 use super::rules::{fold_home, Kind, Rule, MAX_CHECKED_CHARS};
-use crate::child_env::ChildEnv;
+use hermes_procs::child_env::ChildEnv;
 
 /// How deep `sh -c '...'` scripts are unwrapped.
 const MAX_NESTING: usize = 4;
@@ -153,7 +153,7 @@ fn replace(re: &Option<Regex>, text: &str, with: &str) -> String {
 
 /// The normalized, lower-case command (module docs).
 pub fn normalize(command: &str, profile: &Profile) -> String {
-    let text = crate::procs::output::clean(command).replace('\0', "");
+    let text = hermes_procs::output::clean(command).replace('\0', "");
     // ASCII is its own compatibility form.
     let text: String = if text.is_ascii() {
         text

@@ -13,7 +13,7 @@ use hermes_runtime::Profile;
 
 use super::parse::{self, literal_output, Input, Script, Simple, Word};
 use super::rules::{fold_home, Kind, Table, MAX_CHECKED_CHARS};
-use crate::child_env::ChildEnv;
+use hermes_procs::child_env::ChildEnv;
 
 /// How deep code fed to a shell is unwrapped (`sh -c "sh -c '…'"`).
 const MAX_NESTING: usize = 4;

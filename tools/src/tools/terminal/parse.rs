@@ -1004,7 +1004,7 @@ mod tests {
         let file = dir.path().join("x.sh");
         let script = format!("a() {{ printf '%s\\0' \"$@\"; }}\n{line}\n");
         std::fs::write(&file, script).unwrap_or_else(|e| panic!("{e}"));
-        let out = crate::child_env::ChildEnv::base()
+        let out = hermes_procs::child_env::ChildEnv::base()
             .command("bash")
             .arg(&file)
             .current_dir(dir.path())

@@ -21,7 +21,7 @@
 //! writes `pwd -P`, a NUL and the exported variables (bash's `export
 //! -p`, else `env -0`) into the state file the spawner names in
 //! `$__hermes_state` (in the command's or its resident shell's own folder
-//! inside the private folder [`crate::procs::private_dir`], removed at
+//! inside the private folder [`hermes_procs::private_dir`], removed at
 //! shutdown: `Spawned::state_file`);
 //! the tool reads it (at most [`MAX_STATE_BYTES`]), deletes it and keeps
 //! the difference. Bounds: at most [`MAX_SESSIONS`] live sessions per
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use hermes_runtime::{Profile, ToolContext};
 
-use crate::child_env::ChildEnv;
+use hermes_procs::child_env::ChildEnv;
 
 /// Live sessions per process; past it the least recently used is dropped.
 pub const MAX_SESSIONS: usize = 256;
@@ -154,7 +154,7 @@ pub fn start(ctx: &ToolContext) -> Start {
 /// Forgets every session and removes the state folder: at shutdown.
 pub fn shutdown() {
     sessions().clear();
-    if let Some(dir) = crate::procs::private_dir() {
+    if let Some(dir) = hermes_procs::private_dir() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
@@ -163,7 +163,7 @@ pub fn shutdown() {
 /// its idle resident shells end.
 pub fn end(ctx: &ToolContext) {
     sessions().remove(&key_of(ctx));
-    crate::procs::resident::release_session(&name(ctx));
+    hermes_procs::resident::release_session(&name(ctx));
 }
 
 /// Ends every session of `profile`.
@@ -174,7 +174,7 @@ pub fn end_profile(profile: &Profile) {
 /// The private folder of state files, once created (for tests and
 /// diagnostics).
 pub fn state_folder() -> Option<PathBuf> {
-    crate::procs::private_dir().map(Path::to_path_buf)
+    hermes_procs::private_dir().map(Path::to_path_buf)
 }
 
 /// Live sessions (for tests and diagnostics).
@@ -194,7 +194,7 @@ pub struct Wrapped {
 pub fn wrap(command: &str) -> Wrapped {
     let script = format!(
         "eval {}\n__hermes_status=$?\nif [ -n \"${{__hermes_state-}}\" ]; then {{ builtin pwd -P; builtin printf '\\0'; {}; }} > \"$__hermes_state\" 2>/dev/null; fi\nexit $__hermes_status\n",
-        crate::procs::shell_quote(command),
+        hermes_procs::shell_quote(command),
         dump_exported(),
     );
     Wrapped { script }
@@ -211,7 +211,7 @@ pub fn discard(state_file: Option<&Path>) {
 /// (bash: one builtin, read back by [`super::exported`]); else `env -0`
 /// does (`NAME=VALUE` entries each ended by a NUL).
 fn lists_with_export_p() -> bool {
-    crate::child_env::shell().ends_with("bash")
+    hermes_procs::child_env::shell().ends_with("bash")
 }
 
 /// Shell code that prints every exported variable.

@@ -1526,7 +1526,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let file = dir.path().join("x.sh");
         std::fs::write(&file, text).unwrap_or_else(|e| panic!("{e}"));
-        crate::child_env::ChildEnv::base()
+        hermes_procs::child_env::ChildEnv::base()
             .command("bash")
             .arg("-n")
             .arg(&file)

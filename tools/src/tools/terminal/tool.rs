@@ -1,6 +1,6 @@
 //! The `terminal` toolset: run shell commands (`terminal`) and manage the
 //! ones started in the background (`process`). Processes, their environment
-//! and their teardown live in `crate::procs` and `crate::child_env`.
+//! and their teardown live in `hermes_procs` and `hermes_procs::child_env`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,8 +14,10 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use crate::procs::{self, output::last_chars, Background, BackgroundOptions, WriteOutcome};
-use crate::redact::{redact_command_output, redact_for, Scope};
+use hermes_procs::redact::{redact_command_output, redact_for, Scope};
+use hermes_procs::{
+    self as procs, output::last_chars, Background, BackgroundOptions, WriteOutcome,
+};
 
 mod exit_codes;
 mod exported;
@@ -148,7 +150,7 @@ pub fn terminal(
     }
     let start = session::start(ctx);
     let cwd = working_dir(&start.cwd, workdir.as_deref())?;
-    let sandbox = crate::sandbox::decide(ctx, &start.env)?;
+    let sandbox = hermes_procs::sandbox::decide(ctx, &start.env)?;
     let pty = pty.unwrap_or(false);
     if background.unwrap_or(false) {
         let notify = notify_on_complete.unwrap_or(false);
@@ -211,7 +213,7 @@ pub fn terminal(
     let denial = policy
         .as_deref()
         .filter(|_| out.exit_code != 0)
-        .and_then(|p| crate::sandbox::explain_denial(p, &cwd, &out.output));
+        .and_then(|p| hermes_procs::sandbox::explain_denial(p, &cwd, &out.output));
     if let Some(denial) = denial {
         out = escalate(ctx, &start, &command, &cwd, secs, pty, out, denial)?;
     }
@@ -254,7 +256,8 @@ fn escalate(
          rule for it: it may write anywhere the agent can, the protected paths included, and \
          reach the network"
     );
-    let need = ApprovalNeed::new(crate::sandbox::ESCALATION_KEY, reason).with_detail(command);
+    let need =
+        ApprovalNeed::new(hermes_procs::sandbox::ESCALATION_KEY, reason).with_detail(command);
     match approval::request_blocking(ctx, "terminal", need) {
         Ok(()) => {
             let mut out = run_foreground(ctx, start, command, cwd, secs, pty, None)?;
@@ -285,7 +288,7 @@ fn run_foreground(
     cwd: &Path,
     secs: u64,
     pty: bool,
-    sandbox: Option<std::sync::Arc<crate::sandbox::Policy>>,
+    sandbox: Option<std::sync::Arc<hermes_procs::sandbox::Policy>>,
 ) -> Result<TerminalOutput, String> {
     let config = ctx.profile().config();
     // `tool_output.max_bytes` (default 50,000) split as the defaults are.

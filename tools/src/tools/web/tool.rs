@@ -1,6 +1,6 @@
 //! The `web` toolset: `web_extract` fetches pages and returns their text,
 //! `web_search` asks a configured search endpoint. Fetching and its address
-//! guard are in `fetch.rs` and `policy.rs`, HTML to text in `html.rs`.
+//! guard are in `fetch.rs` and `policy.rs`, HTML to text in the `hermes-html` crate.
 //!
 //! Profile settings (the profile's `.env`, read at call time):
 //! `WEB_SEARCH_API_KEY` (web_search is available only with it),
@@ -9,13 +9,13 @@
 //! [`FETCH_TIMEOUT`]) and `HERMES_ALLOW_PRIVATE_URLS` (see `policy.rs`).
 //!
 //! One page's work is bounded whatever the page: at most [`MAX_PAGE_BYTES`]
-//! are read, its text is at most [`MAX_TEXT_BYTES`], lists nest at most
-//! [`MAX_DEPTH`] levels deep, and one deadline covers the fetch and the
+//! are read, its text is at most [`html::MAX_TEXT_BYTES`], lists nest at most
+//! [`html::MAX_DEPTH`] levels deep, and one deadline covers the fetch and the
 //! conversion (the writer looks at it itself: the runtime cannot stop a
 //! blocking tool's thread).
 
 mod fetch;
-mod html;
+use hermes_html as html;
 mod policy;
 #[cfg(test)]
 mod tool_tests;
@@ -27,12 +27,7 @@ use hermes_runtime::{Profile, ToolContext};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-pub use html::MAX_DEPTH;
 pub use policy::ALLOW_PRIVATE_SETTING;
-
-/// The page-to-markdown writer, for the fuzz targets (`crate::fuzzing`).
-#[doc(hidden)]
-pub use html::to_markdown as html_to_markdown;
 
 /// URLs read by one `web_extract` call at most.
 pub const MAX_URLS: usize = 5;
@@ -42,9 +37,6 @@ const MIN_CHAR_LIMIT: usize = 2_000;
 const MAX_CHAR_LIMIT: usize = 500_000;
 /// Bytes of one page read at most.
 pub const MAX_PAGE_BYTES: u64 = 5 * 1024 * 1024;
-/// Bytes of text one HTML page is converted into at most (the conversion
-/// stops there and says so): as much as the page may have.
-pub const MAX_TEXT_BYTES: usize = 5 * 1024 * 1024;
 /// Time one page may take by default: the fetch, redirects included, and
 /// the conversion.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -242,7 +234,7 @@ fn readable(
         matches!(mime, "text/html" | "application/xhtml+xml") || (mime.is_empty() && looks_html());
     if is_html {
         let limits = html::Limits {
-            max_output: MAX_TEXT_BYTES,
+            max_output: html::MAX_TEXT_BYTES,
             deadline: Some(deadline),
         };
         let converted = html::convert(&text, &page.final_url, limits);

@@ -1,0 +1,213 @@
+//! `hermes-tools mcp list|test`, and the MCP servers the other commands
+//! (`list`, `schema`, `check`, `call`, `serve`) connect before they run.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Subcommand;
+use hermes_mcp_client::{naming, McpClients, ServerStatus, State};
+use hermes_runtime::{Profile, Registry};
+
+#[derive(Subcommand)]
+pub enum McpCommand {
+    /// The profile's MCP servers: state, tool count, error.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Connect to one server, list its tools, show the timings.
+    Test {
+        /// The server's name in `mcp_servers`.
+        name: String,
+    },
+}
+
+/// Connects the configured servers a command needs: all of them for
+/// `list`, `schema`, `check` and `serve`; for `call`, only the server whose
+/// tool is called (none for a built-in tool). `None` when there is nothing
+/// to connect.
+pub fn connect_for(
+    registry: &'static Registry,
+    profile: &Profile,
+    call: Option<&str>,
+) -> Option<McpClients> {
+    if profile.config().mcp_servers.is_empty() {
+        return None;
+    }
+    let clients = match call {
+        None => McpClients::start(registry, profile),
+        Some(tool) => {
+            if !tool.starts_with(naming::TOOL_PREFIX) {
+                return None;
+            }
+            let tool = tool.to_string();
+            McpClients::start_only(registry, profile, move |server| {
+                tool.starts_with(&format!(
+                    "{}{}__",
+                    naming::TOOL_PREFIX,
+                    naming::sanitize_component(server)
+                ))
+            })
+        }
+    };
+    match clients {
+        Ok(c) => {
+            c.wait_ready(c.longest_connect());
+            for s in c.status() {
+                if let Some(e) = &s.error {
+                    eprintln!("warning: MCP server '{}': {e}", s.name);
+                }
+            }
+            Some(c)
+        }
+        Err(e) => {
+            eprintln!("warning: {e}");
+            None
+        }
+    }
+}
+
+pub fn run(
+    command: McpCommand,
+    registry: &'static Registry,
+    profile: &Profile,
+) -> (String, ExitCode) {
+    match command {
+        McpCommand::List { json } => {
+            let clients = match McpClients::start(registry, profile) {
+                Ok(c) => c,
+                Err(e) => return (format!("error: {e}\n"), ExitCode::FAILURE),
+            };
+            clients.wait_ready(clients.longest_connect());
+            let status = clients.status();
+            let failed = status
+                .iter()
+                .any(|s| matches!(s.state, State::Failed | State::Parked | State::Invalid));
+            let text = if json {
+                match serde_json::to_string_pretty(&status) {
+                    Ok(j) => format!("{j}\n"),
+                    Err(e) => format!("error: {e}\n"),
+                }
+            } else if status.is_empty() {
+                format!(
+                    "no MCP server is configured ({} has no `mcp_servers`)\n",
+                    profile.config().path.display()
+                )
+            } else {
+                table(&status)
+            };
+            (
+                text,
+                if failed {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                },
+            )
+        }
+        McpCommand::Test { name } => {
+            if !profile.config().mcp_servers.contains_key(&name)
+                && !profile
+                    .config()
+                    .diagnostics
+                    .iter()
+                    .any(|d| d.key.starts_with(&format!("mcp_servers.{name}")))
+            {
+                return (
+                    format!(
+                        "error: no MCP server `{name}` in {}\n",
+                        profile.config().path.display()
+                    ),
+                    ExitCode::from(2),
+                );
+            }
+            let started = Instant::now();
+            let clients = match McpClients::start_only(registry, profile, |n| n == name) {
+                Ok(c) => c,
+                Err(e) => return (format!("error: {e}\n"), ExitCode::FAILURE),
+            };
+            clients.wait_ready(clients.longest_connect());
+            let total = started.elapsed();
+            let Some(s) = clients.status().into_iter().next() else {
+                return (
+                    format!("error: no MCP server `{name}`\n"),
+                    ExitCode::FAILURE,
+                );
+            };
+            let mut text = format!(
+                "server     {}\ntransport  {}\nstate      {}\n",
+                s.name,
+                s.transport,
+                state(&s)
+            );
+            if let Some(ms) = s.connect_ms {
+                text += &format!("connect    {ms} ms (start and initialize)\n");
+            }
+            if let Some(ms) = s.list_ms {
+                text += &format!("list       {ms} ms (tools/list and registration)\n");
+            }
+            text += &format!("total      {} ms\n", total.as_millis());
+            if let Some(e) = &s.error {
+                text += &format!("error      {e}\n");
+            }
+            text += &format!("tools      {}\n", s.tools.len());
+            for t in &s.tools {
+                text += &format!("  {t}\n");
+            }
+            for w in &s.warnings {
+                text += &format!("warning    {w}\n");
+            }
+            let ok = s.state == State::Connected;
+            (
+                text,
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                },
+            )
+        }
+    }
+}
+
+fn state(s: &ServerStatus) -> &'static str {
+    match s.state {
+        State::Disabled => "disabled",
+        State::Invalid => "invalid",
+        State::Connecting => "connecting",
+        State::Connected => "connected",
+        State::Failed => "failed",
+        State::Parked => "parked",
+        State::Ended => "ended",
+    }
+}
+
+fn table(status: &[ServerStatus]) -> String {
+    let width = status
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut text = format!(
+        "{:<width$}  {:<10}  {:>5}  TRANSPORT\n",
+        "NAME", "STATE", "TOOLS"
+    );
+    for s in status {
+        text += &format!(
+            "{:<width$}  {:<10}  {:>5}  {}\n",
+            s.name,
+            state(s),
+            s.tools.len(),
+            s.transport
+        );
+        if let Some(e) = &s.error {
+            text += &format!("{:<width$}  error: {e}\n", "");
+        }
+        for w in &s.warnings {
+            text += &format!("{:<width$}  warning: {w}\n", "");
+        }
+    }
+    text
+}
