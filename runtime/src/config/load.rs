@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::known::{
     REFERENCE_APPROVALS, REFERENCE_MCP_SERVER, REFERENCE_ROOT, REFERENCE_SECURITY,
@@ -22,6 +22,10 @@ struct Reader {
     diags: Vec<Diagnostic>,
     dropped: usize,
     dropped_error: bool,
+    /// The profile's home, which relative paths in the file are relative to.
+    home: PathBuf,
+    /// Every toolset name read so far (`ProfileConfig::toolset_mentions`).
+    mentions: Vec<ToolsetMention>,
 }
 
 /// Diagnostics kept per file; past it one more says how many were left out.
@@ -60,11 +64,13 @@ impl Reader {
         self.push(Severity::Warning, key, Some(pos), message.into());
     }
 
-    fn new() -> Self {
+    fn new(home: &Path) -> Self {
         Reader {
             diags: Vec::new(),
             dropped: 0,
             dropped_error: false,
+            home: home.to_path_buf(),
+            mentions: Vec::new(),
         }
     }
 
@@ -81,6 +87,12 @@ impl Reader {
             diags,
             dropped,
             dropped_error,
+            home: config
+                .path
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            mentions: Vec::new(),
         }
     }
 
@@ -312,23 +324,16 @@ impl Reader {
         )
     }
 
-    /// A list of toolset names: [`Reader::strings`], each name also kept in
-    /// `config.toolset_mentions` (replacing an earlier list of the same key)
-    /// for [`ProfileConfig::check_toolset_names`].
-    fn toolset_names(
-        &mut self,
-        config: &mut ProfileConfig,
-        key: &str,
-        node: &Node,
-    ) -> Option<Vec<String>> {
+    /// A list of toolset names: [`Reader::strings`], each name also kept
+    /// (replacing an earlier list of the same key) for
+    /// `config.toolset_mentions` and [`ProfileConfig::check_toolset_names`].
+    fn toolset_names(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
         let items = self.strings_at(key, node)?;
         let prefix = format!("{key}[");
-        config
-            .toolset_mentions
-            .retain(|m| !m.key.starts_with(&prefix));
+        self.mentions.retain(|m| !m.key.starts_with(&prefix));
         let mut names = Vec::with_capacity(items.len());
         for (key, name, pos) in items {
-            config.toolset_mentions.push(ToolsetMention {
+            self.mentions.push(ToolsetMention {
                 key,
                 name: name.clone(),
                 pos,
@@ -395,7 +400,7 @@ fn usize_of(v: i64) -> usize {
 pub(super) fn load(profile: &Profile) -> ProfileConfig {
     let path = profile.home().join(FILE_NAME);
     let mut config = ProfileConfig::defaults(path.clone());
-    let mut r = Reader::new();
+    let mut r = Reader::new(profile.home());
     match read_text(&path) {
         Ok(None) => {}
         Ok(Some(text)) => {
@@ -410,7 +415,7 @@ pub(super) fn load(profile: &Profile) -> ProfileConfig {
                 r.push(Severity::Error, "", Some(e.pos), message);
             }
             match doc.root {
-                Some(root) if !root.is_null() => read_root(&mut r, &mut config, &root, profile),
+                Some(root) if !root.is_null() => read_root(&mut r, &mut config, &root),
                 _ => {}
             }
         }
@@ -419,6 +424,7 @@ pub(super) fn load(profile: &Profile) -> ProfileConfig {
             r.push(Severity::Error, "", None, message);
         }
     }
+    config.toolset_mentions = std::mem::take(&mut r.mentions);
     apply_env(&mut config, profile, &mut r);
     r.finish(&mut config);
     config
@@ -499,7 +505,7 @@ const ROOT_READ: &[&str] = &[
     "agent",
 ];
 
-fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profile) {
+fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node) {
     let Some(entries) = r.mapping("", root) else {
         return;
     };
@@ -510,7 +516,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
         }
         match name.as_str() {
             "toolsets" => {
-                let value = r.toolset_names(c, "toolsets", node).map(Some);
+                let value = r.toolset_names("toolsets", node).map(Some);
                 set(&mut c.toolsets, value, node.pos);
             }
             "platform_toolsets" => {
@@ -522,7 +528,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
                     if list.is_null() {
                         continue;
                     }
-                    if let Some(value) = r.toolset_names(c, &key, list) {
+                    if let Some(value) = r.toolset_names(&key, list) {
                         c.platform_toolsets.insert(
                             platform,
                             Setting {
@@ -536,7 +542,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
             "tool_output" => read_tool_output(r, c, node),
             "tools" => read_tools(r, c, node),
             "terminal" => read_terminal(r, c, node),
-            "security" => read_security(r, c, node, profile),
+            "security" => read_security(r, c, node),
             "approvals" => read_approvals(r, c, node),
             "command_allowlist" => {
                 let value = r.strings("command_allowlist", node);
@@ -551,7 +557,7 @@ fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node, profile: &Profi
                 };
                 for (name, v, _) in entries {
                     if name == "disabled_toolsets" && !v.is_null() {
-                        let value = r.toolset_names(c, "agent.disabled_toolsets", v);
+                        let value = r.toolset_names("agent.disabled_toolsets", v);
                         set(&mut c.disabled_toolsets, value, v.pos);
                     }
                 }
@@ -823,7 +829,7 @@ fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
     }
 }
 
-fn read_security(r: &mut Reader, c: &mut ProfileConfig, node: &Node, profile: &Profile) {
+fn read_security(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
     const READ: &[&str] = &["allow_private_urls", "redact_secrets", "website_blocklist"];
     let Some(entries) = r.mapping("security", node) else {
         return;
@@ -864,10 +870,7 @@ fn read_security(r: &mut Reader, c: &mut ProfileConfig, node: &Node, profile: &P
                         }
                         "shared_files" => {
                             let value = r.strings(&key, v).map(|files| {
-                                files
-                                    .into_iter()
-                                    .map(|f| profile.home().join(f.trim()))
-                                    .collect()
+                                files.into_iter().map(|f| r.home.join(f.trim())).collect()
                             });
                             set(&mut wb.shared_files, value, v.pos);
                         }
