@@ -1,24 +1,27 @@
 //! From the YAML tree to typed settings: every key read with its path, every
 //! problem a diagnostic that leaves that one value at its default.
+//!
+//! Which keys a section has is its table's (`super::Table`, declared with
+//! the struct in `mod.rs`): [`read_table`] reads any section by its table.
+//! Here are the [`Reader`] the tables' readers use, the readers of the
+//! keys whose values need more than one of its methods, the MCP servers'
+//! entries, and the `.env` overrides.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::known::{
-    REFERENCE_APPROVALS, REFERENCE_MCP_SERVER, REFERENCE_ROOT, REFERENCE_SECURITY,
-    REFERENCE_TERMINAL,
-};
+use super::known::REFERENCE_MCP_SERVER;
 use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
 use super::{
-    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, ProfileConfig,
-    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
-    ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES, MIN_RESULT_CHARS,
+    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, Others, ProfileConfig,
+    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify, Table,
+    ToolSearch, ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES, ROOT,
 };
 use crate::Profile;
 
 /// Collects diagnostics while the tree is read.
-struct Reader {
+pub(super) struct Reader {
     diags: Vec<Diagnostic>,
     dropped: usize,
     dropped_error: bool,
@@ -225,7 +228,7 @@ impl Reader {
         self.warn(&path, pos, format!("unknown key, ignored{hint}"));
     }
 
-    fn bool(&mut self, key: &str, node: &Node) -> Option<bool> {
+    pub(super) fn bool(&mut self, key: &str, node: &Node) -> Option<bool> {
         let node = self.untagged(key, node)?;
         match &node.kind {
             Kind::Scalar {
@@ -249,11 +252,11 @@ impl Reader {
         None
     }
 
-    fn int(&mut self, key: &str, node: &Node, min: i64, max: i64) -> Option<i64> {
+    pub(super) fn int(&mut self, key: &str, node: &Node, min: i64, max: i64) -> Option<i64> {
         self.number(key, node, parse_int, "a whole number", min..=max)
     }
 
-    fn float(&mut self, key: &str, node: &Node, min: f64, max: f64) -> Option<f64> {
+    pub(super) fn float(&mut self, key: &str, node: &Node, min: f64, max: f64) -> Option<f64> {
         self.number(key, node, parse_float, "a number", min..=max)
     }
 
@@ -300,7 +303,7 @@ impl Reader {
     }
 
     /// A list of strings; a bad item is reported and left out.
-    fn strings(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
+    pub(super) fn strings(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
         self.strings_at(key, node)
             .map(|items| items.into_iter().map(|(_, text, _)| text).collect())
     }
@@ -327,7 +330,7 @@ impl Reader {
     /// A list of toolset names: [`Reader::strings`], each name also kept
     /// (replacing an earlier list of the same key) for
     /// `config.toolset_mentions` and [`ProfileConfig::check_toolset_names`].
-    fn toolset_names(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
+    pub(super) fn toolset_names(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
         let items = self.strings_at(key, node)?;
         let prefix = format!("{key}[");
         self.mentions.retain(|m| !m.key.starts_with(&prefix));
@@ -374,7 +377,7 @@ fn did_you_mean<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -
     }
 }
 
-fn join(key: &str, name: &str) -> String {
+pub(super) fn join(key: &str, name: &str) -> String {
     if key.is_empty() {
         name.to_string()
     } else {
@@ -383,7 +386,7 @@ fn join(key: &str, name: &str) -> String {
 }
 
 /// Sets `slot` from `value` when it is `Some`, recording the position.
-fn set<T>(slot: &mut Setting<T>, value: Option<T>, pos: Pos) {
+pub(super) fn set<T>(slot: &mut Setting<T>, value: Option<T>, pos: Pos) {
     if let Some(value) = value {
         *slot = Setting {
             value,
@@ -392,7 +395,7 @@ fn set<T>(slot: &mut Setting<T>, value: Option<T>, pos: Pos) {
     }
 }
 
-fn usize_of(v: i64) -> usize {
+pub(super) fn usize_of(v: i64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
 }
 
@@ -415,7 +418,7 @@ pub(super) fn load(profile: &Profile) -> ProfileConfig {
                 r.push(Severity::Error, "", Some(e.pos), message);
             }
             match doc.root {
-                Some(root) if !root.is_null() => read_root(&mut r, &mut config, &root),
+                Some(root) if !root.is_null() => read_table(&mut r, &mut config, &ROOT, "", &root),
                 _ => {}
             }
         }
@@ -492,468 +495,265 @@ fn read_text(path: &std::path::Path) -> Result<Option<String>, String> {
     })
 }
 
-const ROOT_READ: &[&str] = &[
-    "toolsets",
-    "platform_toolsets",
-    "tool_output",
-    "tools",
-    "terminal",
-    "security",
-    "approvals",
-    "command_allowlist",
-    "mcp_servers",
-    "agent",
-];
-
-fn read_root(r: &mut Reader, c: &mut ProfileConfig, root: &Node) {
-    let Some(entries) = r.mapping("", root) else {
+/// Reads the mapping `node` (at key path `key`) into `s` by `table`: each
+/// key its row names is read by the row, a key without a value (`timeout:`)
+/// keeps its default, and the others are as `table.others` says; then
+/// `table.check` looks at the keys together.
+pub(super) fn read_table<S>(r: &mut Reader, s: &mut S, table: &Table<S>, key: &str, node: &Node) {
+    let Some(entries) = r.mapping(key, node) else {
         return;
     };
-    for (name, node, pos) in entries {
-        // An empty section (`terminal:`) is the defaults, as in the reference.
-        if node.is_null() {
-            continue;
+    let names = || -> Vec<&str> { table.rows.iter().map(|row| row.name).collect() };
+    for (name, v, pos) in entries {
+        let row = table.rows.iter().find(|row| row.name == name);
+        match (row, &table.others) {
+            (None, Others::UnknownEvenWithoutValue) => r.unknown(key, &name, pos, &names(), &[]),
+            // An empty section or key (`terminal:`) is the defaults, as in
+            // the reference.
+            _ if v.is_null() => {}
+            (Some(row), _) => (row.read)(r, s, &join(key, &name), v),
+            (None, Others::Unknown(reference)) => {
+                r.unknown_value(key, &name, v, pos, &names(), reference);
+            }
+            (None, _) => {}
         }
-        match name.as_str() {
-            "toolsets" => {
-                let value = r.toolset_names("toolsets", node).map(Some);
-                set(&mut c.toolsets, value, node.pos);
-            }
-            "platform_toolsets" => {
-                let Some(platforms) = r.mapping("platform_toolsets", node) else {
-                    continue;
-                };
-                for (platform, list, _) in platforms {
-                    let key = format!("platform_toolsets.{platform}");
-                    if list.is_null() {
-                        continue;
-                    }
-                    if let Some(value) = r.toolset_names(&key, list) {
-                        c.platform_toolsets.insert(
-                            platform,
-                            Setting {
-                                value,
-                                source: Source::File(list.pos),
-                            },
-                        );
-                    }
-                }
-            }
-            "tool_output" => read_tool_output(r, c, node),
-            "tools" => read_tools(r, c, node),
-            "terminal" => read_terminal(r, c, node),
-            "security" => read_security(r, c, node),
-            "approvals" => read_approvals(r, c, node),
-            "command_allowlist" => {
-                let value = r.strings("command_allowlist", node);
-                set(&mut c.command_allowlist, value, node.pos);
-            }
-            "mcp_servers" => read_mcp_servers(r, c, node),
-            "agent" => {
-                // Only this key is the tools'; the rest of the section is
-                // the agent loop's, accepted as it is.
-                let Some(entries) = r.mapping("agent", node) else {
-                    continue;
-                };
-                for (name, v, _) in entries {
-                    if name == "disabled_toolsets" && !v.is_null() {
-                        let value = r.toolset_names("agent.disabled_toolsets", v);
-                        set(&mut c.disabled_toolsets, value, v.pos);
-                    }
-                }
-            }
-            other => r.unknown("", other, pos, ROOT_READ, REFERENCE_ROOT),
-        }
+    }
+    if let Some(check) = table.check {
+        check(r, s, key, node);
     }
 }
 
-fn read_tool_output(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
-    const READ: &[&str] = &[
-        "max_bytes",
-        "max_lines",
-        "max_line_length",
-        "max_result_chars",
-    ];
-    let Some(entries) = r.mapping("tool_output", node) else {
+/// `platform_toolsets`: a list of toolset names per platform.
+pub(super) fn platform_toolsets(r: &mut Reader, c: &mut ProfileConfig, key: &str, node: &Node) {
+    let Some(platforms) = r.mapping(key, node) else {
         return;
     };
-    let o = &mut c.tool_output;
-    for (name, v, pos) in entries {
-        let key = join("tool_output", &name);
-        if v.is_null() {
+    for (platform, list, _) in platforms {
+        let key = join(key, &platform);
+        if list.is_null() {
             continue;
         }
-        match name.as_str() {
-            "max_bytes" => {
-                let value = r.int(&key, v, 1_000, 10_000_000).map(usize_of);
-                set(&mut o.max_bytes, value, v.pos);
-            }
-            "max_lines" => {
-                let value = r.int(&key, v, 1, 100_000).map(usize_of);
-                set(&mut o.max_lines, value, v.pos);
-            }
-            "max_line_length" => {
-                let value = r.int(&key, v, 16, 1_000_000).map(usize_of);
-                set(&mut o.max_line_length, value, v.pos);
-            }
-            "max_result_chars" => {
-                let min = MIN_RESULT_CHARS as i64;
-                let value = r.int(&key, v, min, 100_000_000).map(|n| Some(usize_of(n)));
-                set(&mut o.max_result_chars, value, v.pos);
-            }
-            other => r.unknown("tool_output", other, pos, READ, &[]),
-        }
-    }
-}
-
-fn read_tools(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
-    let Some(entries) = r.mapping("tools", node) else {
-        return;
-    };
-    for (name, v, pos) in entries {
-        if name != "tool_search" {
-            r.unknown("tools", &name, pos, &["tool_search"], &[]);
-            continue;
-        }
-        if v.is_null() {
-            continue;
-        }
-        let Some(fields) = r.mapping("tools.tool_search", v) else {
-            continue;
-        };
-        const READ: &[&str] = &[
-            "enabled",
-            "threshold_pct",
-            "search_default_limit",
-            "max_search_limit",
-        ];
-        let s = &mut c.tool_search;
-        for (name, v, pos) in fields {
-            let key = join("tools.tool_search", &name);
-            if v.is_null() {
-                continue;
-            }
-            match name.as_str() {
-                "enabled" => {
-                    let mode = match &v.kind {
-                        Kind::Scalar {
-                            text, tag: None, ..
-                        } => {
-                            match text.trim().to_ascii_lowercase().as_str() {
-                                "auto" => Some(ToolSearchMode::Auto),
-                                // PyYAML reads a bare `on` / `off` as a boolean.
-                                "on" | "true" | "yes" => Some(ToolSearchMode::On),
-                                "off" | "false" | "no" => Some(ToolSearchMode::Off),
-                                _ => None,
-                            }
-                        }
-                        _ => None,
-                    };
-                    if mode.is_none() {
-                        r.expected(&key, v, "auto, on or off");
-                    }
-                    set(&mut s.enabled, mode, v.pos);
-                }
-                "threshold_pct" => {
-                    let value = r.int(&key, v, 0, 100).map(|n| n as u8);
-                    set(&mut s.threshold_pct, value, v.pos);
-                }
-                "search_default_limit" => {
-                    let value = r.int(&key, v, 1, 50).map(usize_of);
-                    set(&mut s.search_default_limit, value, v.pos);
-                }
-                "max_search_limit" => {
-                    let value = r.int(&key, v, 1, 50).map(usize_of);
-                    set(&mut s.max_search_limit, value, v.pos);
-                }
-                other => r.unknown("tools.tool_search", other, pos, READ, &[]),
-            }
-        }
-        if s.search_default_limit.value > s.max_search_limit.value {
-            let pos = match &s.search_default_limit.source {
-                Source::File(p) => *p,
-                _ => v.pos,
-            };
-            r.error(
-                "tools.tool_search.search_default_limit",
-                pos,
-                format!(
-                    "{} is more than max_search_limit ({}); max_search_limit is used",
-                    s.search_default_limit.value, s.max_search_limit.value
-                ),
+        if let Some(value) = r.toolset_names(&key, list) {
+            c.platform_toolsets.insert(
+                platform,
+                Setting {
+                    value,
+                    source: Source::File(list.pos),
+                },
             );
-            s.search_default_limit.value = s.max_search_limit.value;
         }
     }
 }
 
-fn read_terminal(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
-    const READ: &[&str] = &[
-        "timeout",
-        "cwd",
-        "daemon_term_grace_seconds",
-        "env_passthrough",
-        "sandbox",
-        "sandbox_network",
-        "sandbox_writable_roots",
-        "sandbox_fallback",
-    ];
-    let Some(entries) = r.mapping("terminal", node) else {
-        return;
-    };
-    let t = &mut c.terminal;
-    for (name, v, pos) in entries {
-        let key = join("terminal", &name);
-        if v.is_null() {
-            continue;
-        }
-        match name.as_str() {
-            "timeout" => {
-                let value = r.int(&key, v, 1, 86_400).map(|n| n as u64);
-                set(&mut t.timeout, value, v.pos);
+/// `tools.tool_search.enabled`.
+pub(super) fn tool_search_mode(r: &mut Reader, key: &str, v: &Node) -> Option<ToolSearchMode> {
+    let mode = match &v.kind {
+        Kind::Scalar {
+            text, tag: None, ..
+        } => {
+            match text.trim().to_ascii_lowercase().as_str() {
+                "auto" => Some(ToolSearchMode::Auto),
+                // PyYAML reads a bare `on` / `off` as a boolean.
+                "on" | "true" | "yes" => Some(ToolSearchMode::On),
+                "off" | "false" | "no" => Some(ToolSearchMode::Off),
+                _ => None,
             }
-            "cwd" => {
-                let Some(text) = r.string(&key, v) else {
-                    continue;
-                };
+        }
+        _ => None,
+    };
+    if mode.is_none() {
+        r.expected(key, v, "auto, on or off");
+    }
+    mode
+}
+
+/// `tools.tool_search`, once read: the default limit is at most the largest.
+pub(super) fn search_limits(r: &mut Reader, s: &mut ToolSearch, key: &str, node: &Node) {
+    if s.search_default_limit.value > s.max_search_limit.value {
+        let pos = match &s.search_default_limit.source {
+            Source::File(p) => *p,
+            _ => node.pos,
+        };
+        r.error(
+            &join(key, "search_default_limit"),
+            pos,
+            format!(
+                "{} is more than max_search_limit ({}); max_search_limit is used",
+                s.search_default_limit.value, s.max_search_limit.value
+            ),
+        );
+        s.search_default_limit.value = s.max_search_limit.value;
+    }
+}
+
+/// `terminal.cwd`: `.` (or nothing) is the session's directory, `~/` the
+/// user's home.
+pub(super) fn cwd(r: &mut Reader, key: &str, v: &Node) -> Option<Option<PathBuf>> {
+    let text = r.string(key, v)?;
+    let text = text.trim();
+    Some(if text.is_empty() || text == "." {
+        None
+    } else if let Some(rest) = text.strip_prefix("~/") {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Some(home.map_or_else(|| PathBuf::from(text), |h| h.join(rest)))
+    } else {
+        Some(PathBuf::from(text))
+    })
+}
+
+/// `terminal.env_passthrough`: environment variable names; a bad one is
+/// reported and left out.
+pub(super) fn env_names(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<String>> {
+    r.strings(key, v).map(|names| {
+        names
+            .into_iter()
+            .enumerate()
+            .filter(|(i, n)| {
+                let ok = !n.is_empty() && !n.contains('=') && !n.contains('\0');
+                if !ok {
+                    r.error(
+                        &format!("{key}[{i}]"),
+                        v.pos,
+                        format!("`{n}` is not an environment variable name"),
+                    );
+                }
+                ok
+            })
+            .map(|(_, n)| n)
+            .collect()
+    })
+}
+
+/// `terminal.sandbox`.
+pub(super) fn sandbox_mode(r: &mut Reader, key: &str, v: &Node) -> Option<SandboxMode> {
+    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+    let mode = match text.as_deref() {
+        Some("read-only") => Some(SandboxMode::ReadOnly),
+        Some("workspace-write") => Some(SandboxMode::WorkspaceWrite),
+        // codex's name for the same choice.
+        Some("full" | "danger-full-access") => Some(SandboxMode::Full),
+        _ => None,
+    };
+    if mode.is_none() {
+        r.expected(key, v, "read-only, workspace-write or full");
+    }
+    mode
+}
+
+/// `terminal.sandbox_network`.
+pub(super) fn sandbox_network(r: &mut Reader, key: &str, v: &Node) -> Option<SandboxNetwork> {
+    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+    let plain = matches!(&v.kind, Kind::Scalar { plain: true, .. });
+    let network = match text.as_deref() {
+        Some("off") => Some(SandboxNetwork::Off),
+        Some("loopback") => Some(SandboxNetwork::Loopback),
+        Some("on") => Some(SandboxNetwork::On),
+        // YAML 1.1 reads a bare `off` / `on` as booleans.
+        Some(t) if plain && parse_bool(t) == Some(false) => Some(SandboxNetwork::Off),
+        Some(t) if plain && parse_bool(t) == Some(true) => Some(SandboxNetwork::On),
+        _ => None,
+    };
+    if network.is_none() {
+        r.expected(key, v, "off, loopback or on");
+    }
+    network
+}
+
+/// `terminal.sandbox_writable_roots`: absolute paths or `~/...`; another is
+/// reported and left out.
+pub(super) fn writable_roots(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<PathBuf>> {
+    r.strings(key, v).map(|roots| {
+        roots
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, text)| {
                 let text = text.trim();
-                let value = if text.is_empty() || text == "." {
-                    None
-                } else if let Some(rest) = text.strip_prefix("~/") {
-                    let home = std::env::var_os("HOME").map(PathBuf::from);
-                    Some(home.map_or_else(|| PathBuf::from(text), |h| h.join(rest)))
+                let path = match text.strip_prefix("~/") {
+                    Some(rest) => std::env::var_os("HOME")
+                        .map_or_else(|| PathBuf::from(text), |h| PathBuf::from(h).join(rest)),
+                    None => PathBuf::from(text),
+                };
+                if path.is_absolute() {
+                    Some(path)
                 } else {
-                    Some(PathBuf::from(text))
-                };
-                set(&mut t.cwd, Some(value), v.pos);
-            }
-            "daemon_term_grace_seconds" => {
-                let value = r.float(&key, v, 0.0, 60.0);
-                set(&mut t.daemon_term_grace_seconds, value, v.pos);
-            }
-            "env_passthrough" => {
-                let value = r.strings(&key, v).map(|names| {
-                    names
-                        .into_iter()
-                        .enumerate()
-                        .filter(|(i, n)| {
-                            let ok = !n.is_empty() && !n.contains('=') && !n.contains('\0');
-                            if !ok {
-                                r.error(
-                                    &format!("{key}[{i}]"),
-                                    v.pos,
-                                    format!("`{n}` is not an environment variable name"),
-                                );
-                            }
-                            ok
-                        })
-                        .map(|(_, n)| n)
-                        .collect()
-                });
-                set(&mut t.env_passthrough, value, v.pos);
-            }
-            "sandbox" => {
-                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-                let mode = match text.as_deref() {
-                    Some("read-only") => Some(SandboxMode::ReadOnly),
-                    Some("workspace-write") => Some(SandboxMode::WorkspaceWrite),
-                    // codex's name for the same choice.
-                    Some("full" | "danger-full-access") => Some(SandboxMode::Full),
-                    _ => None,
-                };
-                if mode.is_none() {
-                    r.expected(&key, v, "read-only, workspace-write or full");
+                    r.error(
+                        &format!("{key}[{i}]"),
+                        v.pos,
+                        format!("`{text}` is not an absolute path (or ~/...)"),
+                    );
+                    None
                 }
-                set(&mut t.sandbox, mode, v.pos);
-            }
-            "sandbox_network" => {
-                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-                let plain = matches!(&v.kind, Kind::Scalar { plain: true, .. });
-                let network = match text.as_deref() {
-                    Some("off") => Some(SandboxNetwork::Off),
-                    Some("loopback") => Some(SandboxNetwork::Loopback),
-                    Some("on") => Some(SandboxNetwork::On),
-                    // YAML 1.1 reads a bare `off` / `on` as booleans.
-                    Some(t) if plain && parse_bool(t) == Some(false) => Some(SandboxNetwork::Off),
-                    Some(t) if plain && parse_bool(t) == Some(true) => Some(SandboxNetwork::On),
-                    _ => None,
-                };
-                if network.is_none() {
-                    r.expected(&key, v, "off, loopback or on");
-                }
-                set(&mut t.sandbox_network, network, v.pos);
-            }
-            "sandbox_writable_roots" => {
-                let value = r.strings(&key, v).map(|roots| {
-                    roots
-                        .into_iter()
-                        .enumerate()
-                        .filter_map(|(i, text)| {
-                            let text = text.trim();
-                            let path = match text.strip_prefix("~/") {
-                                Some(rest) => std::env::var_os("HOME").map_or_else(
-                                    || PathBuf::from(text),
-                                    |h| PathBuf::from(h).join(rest),
-                                ),
-                                None => PathBuf::from(text),
-                            };
-                            if path.is_absolute() {
-                                Some(path)
-                            } else {
-                                r.error(
-                                    &format!("{key}[{i}]"),
-                                    v.pos,
-                                    format!("`{text}` is not an absolute path (or ~/...)"),
-                                );
-                                None
-                            }
-                        })
-                        .collect()
-                });
-                set(&mut t.sandbox_writable_roots, value, v.pos);
-            }
-            "sandbox_fallback" => {
-                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-                let fallback = match text.as_deref() {
-                    Some("refuse") => Some(SandboxFallback::Refuse),
-                    Some("unsandboxed") => Some(SandboxFallback::Unsandboxed),
-                    _ => None,
-                };
-                if fallback.is_none() {
-                    r.expected(&key, v, "refuse or unsandboxed");
-                }
-                set(&mut t.sandbox_fallback, fallback, v.pos);
-            }
-            other => r.unknown_value("terminal", other, v, pos, READ, REFERENCE_TERMINAL),
-        }
-    }
+            })
+            .collect()
+    })
 }
 
-fn read_security(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
-    const READ: &[&str] = &["allow_private_urls", "redact_secrets", "website_blocklist"];
-    let Some(entries) = r.mapping("security", node) else {
-        return;
+/// `terminal.sandbox_fallback`.
+pub(super) fn sandbox_fallback(r: &mut Reader, key: &str, v: &Node) -> Option<SandboxFallback> {
+    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+    let fallback = match text.as_deref() {
+        Some("refuse") => Some(SandboxFallback::Refuse),
+        Some("unsandboxed") => Some(SandboxFallback::Unsandboxed),
+        _ => None,
     };
-    let s = &mut c.security;
-    for (name, v, pos) in entries {
-        let key = join("security", &name);
-        if v.is_null() {
-            continue;
-        }
-        match name.as_str() {
-            "allow_private_urls" => {
-                let value = r.bool(&key, v);
-                set(&mut s.allow_private_urls, value, v.pos);
-            }
-            "redact_secrets" => {
-                let value = r.bool(&key, v);
-                set(&mut s.redact_secrets, value, v.pos);
-            }
-            "website_blocklist" => {
-                let Some(fields) = r.mapping(&key, v) else {
-                    continue;
-                };
-                let wb = &mut s.website_blocklist;
-                for (name, v, pos) in fields {
-                    let key = join("security.website_blocklist", &name);
-                    if v.is_null() {
-                        continue;
-                    }
-                    match name.as_str() {
-                        "enabled" => {
-                            let value = r.bool(&key, v);
-                            set(&mut wb.enabled, value, v.pos);
-                        }
-                        "domains" => {
-                            let value = r.strings(&key, v);
-                            set(&mut wb.domains, value, v.pos);
-                        }
-                        "shared_files" => {
-                            let value = r.strings(&key, v).map(|files| {
-                                files.into_iter().map(|f| r.home.join(f.trim())).collect()
-                            });
-                            set(&mut wb.shared_files, value, v.pos);
-                        }
-                        other => r.unknown(
-                            "security.website_blocklist",
-                            other,
-                            pos,
-                            &["enabled", "domains", "shared_files"],
-                            &[],
-                        ),
-                    }
-                }
-            }
-            other => r.unknown_value("security", other, v, pos, READ, REFERENCE_SECURITY),
-        }
+    if fallback.is_none() {
+        r.expected(key, v, "refuse or unsandboxed");
     }
+    fallback
 }
 
-fn read_approvals(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
-    const READ: &[&str] = &["mode", "timeout", "cron_mode", "deny"];
-    let Some(entries) = r.mapping("approvals", node) else {
-        return;
+/// `security.website_blocklist.shared_files`: relative to the profile's home.
+pub(super) fn shared_files(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<PathBuf>> {
+    r.strings(key, v)
+        .map(|files| files.into_iter().map(|f| r.home.join(f.trim())).collect())
+}
+
+/// `approvals.mode`.
+pub(super) fn approval_mode(r: &mut Reader, key: &str, v: &Node) -> Option<ApprovalMode> {
+    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+    let plain = matches!(&v.kind, Kind::Scalar { plain: true, .. });
+    let mode = match text.as_deref() {
+        Some("manual") => Some(ApprovalMode::Manual),
+        Some("smart") => Some(ApprovalMode::Smart),
+        Some("off") => Some(ApprovalMode::Off),
+        // YAML 1.1 booleans, as the reference reads them.
+        Some(t) if plain && parse_bool(t) == Some(false) => Some(ApprovalMode::Off),
+        Some(t) if plain && parse_bool(t) == Some(true) => Some(ApprovalMode::Manual),
+        _ => None,
     };
-    let a = &mut c.approvals;
-    for (name, v, pos) in entries {
-        let key = join("approvals", &name);
-        if v.is_null() {
-            continue;
-        }
-        match name.as_str() {
-            "mode" => {
-                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-                let plain = matches!(&v.kind, Kind::Scalar { plain: true, .. });
-                let mode = match text.as_deref() {
-                    Some("manual") => Some(ApprovalMode::Manual),
-                    Some("smart") => Some(ApprovalMode::Smart),
-                    Some("off") => Some(ApprovalMode::Off),
-                    // YAML 1.1 booleans, as the reference reads them.
-                    Some(t) if plain && parse_bool(t) == Some(false) => Some(ApprovalMode::Off),
-                    Some(t) if plain && parse_bool(t) == Some(true) => Some(ApprovalMode::Manual),
-                    _ => None,
-                };
-                if mode.is_none() {
-                    r.expected(&key, v, "manual, smart or off");
-                }
-                set(&mut a.mode, mode, v.pos);
-            }
-            "timeout" => {
-                let value = r.int(&key, v, 1, 86_400).map(|n| n as u64);
-                set(&mut a.timeout, value, v.pos);
-            }
-            "cron_mode" => {
-                let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-                let mode = match text.as_deref() {
-                    Some("deny") => Some(CronMode::Deny),
-                    Some("approve" | "allow") => Some(CronMode::Approve),
-                    Some(t) if parse_bool(t).is_some() => Some(if parse_bool(t) == Some(true) {
-                        CronMode::Approve
-                    } else {
-                        CronMode::Deny
-                    }),
-                    _ => None,
-                };
-                if mode.is_none() {
-                    r.expected(&key, v, "deny or approve");
-                }
-                set(&mut a.cron_mode, mode, v.pos);
-            }
-            "deny" => {
-                let value = r.strings(&key, v);
-                set(&mut a.deny, value, v.pos);
-            }
-            other => r.unknown("approvals", other, pos, READ, REFERENCE_APPROVALS),
-        }
+    if mode.is_none() {
+        r.expected(key, v, "manual, smart or off");
     }
+    mode
 }
 
-fn read_mcp_servers(r: &mut Reader, c: &mut ProfileConfig, node: &Node) {
-    let Some(servers) = r.mapping("mcp_servers", node) else {
+/// `approvals.cron_mode`.
+pub(super) fn cron_mode(r: &mut Reader, key: &str, v: &Node) -> Option<CronMode> {
+    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+    let mode = match text.as_deref() {
+        Some("deny") => Some(CronMode::Deny),
+        Some("approve" | "allow") => Some(CronMode::Approve),
+        Some(t) if parse_bool(t).is_some() => Some(if parse_bool(t) == Some(true) {
+            CronMode::Approve
+        } else {
+            CronMode::Deny
+        }),
+        _ => None,
+    };
+    if mode.is_none() {
+        r.expected(key, v, "deny or approve");
+    }
+    mode
+}
+
+/// `mcp_servers`: each entry a server, left out with its reason when any
+/// of its fields does not read.
+pub(super) fn read_mcp_servers(r: &mut Reader, c: &mut ProfileConfig, key: &str, node: &Node) {
+    let Some(servers) = r.mapping(key, node) else {
         return;
     };
     for (name, v, pos) in servers {
-        let key = join("mcp_servers", &name);
+        let key = join(key, &name);
         if let Some(server) = read_mcp_server(r, &key, v, pos) {
             c.mcp_servers.insert(name, server);
         }

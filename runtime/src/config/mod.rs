@@ -15,9 +15,20 @@
 //! value at its default; the rest loads. Keys of the reference this
 //! project does not use are ignored quietly; keys neither knows are
 //! warnings with a did-you-mean.
+//!
+//! Each section's keys are one `section!` declaration: a key is one
+//! entry there (its doc, type, default, reader, how `config show` prints
+//! it, an example value), from which come the struct's field, its default,
+//! the section's `Table` by which `load.rs` reads it and warns about
+//! unknown keys, and its rows of [`ProfileConfig::entries`]. A top-level
+//! key or section is a row of `ROOT` with its [`ProfileConfig`] field
+//! and default. `table_tests.rs` holds every declared key to that: read,
+//! shown, accepted by the check, a misspelling reported.
 
 mod known;
 mod load;
+#[cfg(test)]
+mod table_tests;
 pub mod yaml;
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,6 +40,10 @@ use std::time::{Duration, Instant};
 
 use crate::Profile;
 
+use known::{REFERENCE_APPROVALS, REFERENCE_ROOT, REFERENCE_SECURITY, REFERENCE_TERMINAL};
+use load::Reader;
+use yaml::Node;
+
 pub use yaml::Pos;
 
 /// The file's name in the profile's home.
@@ -38,6 +53,219 @@ pub const FILE_NAME: &str = "config.yaml";
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The smallest result cap `tool_output.max_result_chars` may set.
 pub const MIN_RESULT_CHARS: usize = 1_024;
+
+/// A `config show` row: the key's path, its value as shown, its source.
+type Entry = (String, String, Source);
+
+/// One key of a section's [`Table`]: everything the code does with it.
+struct Key<S: 'static> {
+    /// Its name in the section.
+    name: &'static str,
+    /// Reads its value (`node`, at the key path `key`) into the section; a
+    /// problem is a diagnostic and leaves the value as it was.
+    read: fn(&mut Reader, &mut S, &str, &Node),
+    /// Adds its rows for `config show`, its key path being `key`.
+    show: fn(&S, &str, &mut Vec<Entry>),
+    /// Its key paths (from `path`) with a value that reads, for the tables'
+    /// test; `checked`: whether its section warns about a misspelt name.
+    #[cfg(test)]
+    declared: fn(&str, bool, &mut Vec<Declared>),
+}
+
+/// A key path the tables declare, with a value that reads (YAML).
+#[cfg(test)]
+struct Declared {
+    path: String,
+    example: &'static str,
+    /// Whether a misspelling of its last name is warned about.
+    checked: bool,
+}
+
+/// What a key of the file its section's rows do not name is.
+enum Others {
+    /// A warning with a did-you-mean, unless one of these keys of the
+    /// reference (`known.rs`): those load quietly (or with a warning when
+    /// their value asks for what is not honoured, `known::unhonoured`). A
+    /// key without a value is skipped first.
+    Unknown(&'static [&'static str]),
+    /// A warning with a did-you-mean, even without a value (`tools`).
+    UnknownEvenWithoutValue,
+    /// Accepted quietly: the rest of the section is the agent loop's
+    /// (`agent`).
+    Ignored,
+}
+
+/// The keys of one section, in `config show` order: what reads it
+/// ([`load::read_table`]), shows it ([`Table::entries`]) and checks its key
+/// names (the rows' names are the known ones, `others` says what the rest
+/// are).
+struct Table<S: 'static> {
+    rows: &'static [Key<S>],
+    others: Others,
+    /// Run once the section's keys are read, for what holds between them.
+    check: Option<fn(&mut Reader, &mut S, &str, &Node)>,
+}
+
+impl<S> Table<S> {
+    /// The `config show` rows of section `s`, whose key path is `key`.
+    fn entries(&self, s: &S, key: &str, out: &mut Vec<Entry>) {
+        for row in self.rows {
+            (row.show)(s, &load::join(key, row.name), out);
+        }
+    }
+
+    /// Every key path the table declares from `path`, with its example.
+    #[cfg(test)]
+    fn declared(&self, path: &str, out: &mut Vec<Declared>) {
+        let checked = !matches!(self.others, Others::Ignored);
+        for row in self.rows {
+            (row.declared)(&load::join(path, row.name), checked, out);
+        }
+    }
+}
+
+/// A section declared with `section!`: its defaults and its table.
+trait Section: Sized + 'static {
+    const TABLE: Table<Self>;
+    fn defaults() -> Self;
+}
+
+/// The [`Key`] of `$s`'s field `$field: Setting<$t>`, whose key is the
+/// field's name: `read` takes `(&mut Reader, key path, node)` to an
+/// `Option<$t>` (`None`: a problem, reported), `show` the value to its
+/// text; `example` is a YAML value that reads.
+macro_rules! value_key {
+    ($s:ty, $field:ident: $t:ty,
+        read $read:expr, show $show:expr, example $example:literal) => {
+        Key::<$s> {
+            name: stringify!($field),
+            read: |r, s, key, node| {
+                let read: fn(&mut Reader, &str, &Node) -> Option<$t> = $read;
+                let value = read(r, key, node);
+                load::set(&mut s.$field, value, node.pos);
+            },
+            show: |s, key, out| {
+                let show: fn(&$t) -> String = $show;
+                let setting = &s.$field;
+                out.push((
+                    key.to_string(),
+                    show(&setting.value),
+                    setting.source.clone(),
+                ));
+            },
+            #[cfg(test)]
+            declared: |path, checked, out| {
+                out.push(Declared {
+                    path: path.to_string(),
+                    example: $example,
+                    checked,
+                })
+            },
+        }
+    };
+}
+
+/// The [`Key`] of `$s`'s field `$field`, a [`Section`] of type `$t`, whose
+/// key is the field's name.
+macro_rules! section_key {
+    ($s:ty, $field:ident: $t:ty) => {
+        Key::<$s> {
+            name: stringify!($field),
+            read: |r, s, key, node| {
+                load::read_table(r, &mut s.$field, &<$t as Section>::TABLE, key, node)
+            },
+            show: |s, key, out| <$t as Section>::TABLE.entries(&s.$field, key, out),
+            #[cfg(test)]
+            declared: |path, _, out| <$t as Section>::TABLE.declared(path, out),
+        }
+    };
+}
+
+/// Declares a section of the file from one list of its keys: the struct
+/// (each key a `pub` field), its defaults and its [`Table`]. A key is
+/// either a value,
+///
+/// ```text
+/// /// Doc of the field.
+/// name: Type = default, read READER, show SHOW, example "YAML";
+/// ```
+///
+/// (the field is a `Setting<Type>`; see [`value_key!`] for the rest), or a
+/// section of its own, `name: section Type;`. After the keys come the
+/// reference's other keys of the section (`reference: LIST;`, accepted
+/// quietly) and optionally `check: FN;`, run once the keys are read.
+macro_rules! section {
+    (
+        $(#[$attr:meta])*
+        pub struct $name:ident { $($keys:tt)* }
+        reference: $reference:expr;
+        $(check: $check:expr;)?
+    ) => {
+        section!(@keys [$(#[$attr])* pub struct $name] [$reference] [$($check)?] [] $($keys)*);
+    };
+    // Every key seen: the struct, its defaults and its table.
+    (@keys [$(#[$attr:meta])* pub struct $name:ident] [$reference:expr] [$($check:expr)?]
+        [$( [$(#[$doc:meta])*] $field:ident: $fty:ty = $default:expr, ($key:expr); )*]
+    ) => {
+        $(#[$attr])*
+        pub struct $name {
+            $( $(#[$doc])* pub $field: $fty, )*
+        }
+
+        impl Section for $name {
+            const TABLE: Table<Self> = Table {
+                rows: &[$($key),*],
+                others: Others::Unknown($reference),
+                check: section!(@check $($check)?),
+            };
+
+            fn defaults() -> Self {
+                $name { $($field: $default),* }
+            }
+        }
+    };
+    (@check $check:expr) => { Some($check) };
+    (@check) => { None };
+    // A section of its own.
+    (@keys $head:tt $reference:tt $check:tt [$($done:tt)*]
+        $(#[$doc:meta])* $field:ident: section $t:ty;
+        $($rest:tt)*
+    ) => {
+        section!(@keys $head $reference $check [$($done)*
+            [$(#[$doc])*] $field: $t = <$t as Section>::defaults(),
+                (section_key!(Self, $field: $t));
+        ] $($rest)*);
+    };
+    // A value.
+    (@keys $head:tt $reference:tt $check:tt [$($done:tt)*]
+        $(#[$doc:meta])* $field:ident: $t:ty = $default:expr,
+            read $read:expr, show $show:expr, example $example:literal;
+        $($rest:tt)*
+    ) => {
+        section!(@keys $head $reference $check [$($done)*
+            [$(#[$doc])*] $field: Setting<$t> = Setting::default($default),
+                (value_key!(Self, $field: $t,
+                    read $read, show $show, example $example));
+        ] $($rest)*);
+    };
+}
+
+/// `show` of a value: its text.
+fn display<T: fmt::Display>(value: &T) -> String {
+    value.to_string()
+}
+
+/// `show` of a list: `[a, b]`.
+fn list<T: fmt::Display>(items: &[T]) -> String {
+    let shown: Vec<String> = items.iter().map(ToString::to_string).collect();
+    format!("[{}]", shown.join(", "))
+}
+
+/// `show` of a list of paths: `[/a, /b]`.
+fn paths(items: &[PathBuf]) -> String {
+    let shown: Vec<String> = items.iter().map(|p| p.display().to_string()).collect();
+    format!("[{}]", shown.join(", "))
+}
 
 /// `.env` keys that override `config.yaml` (kept from before the file was read).
 pub mod env {
@@ -140,19 +368,34 @@ pub struct ToolsetMention {
     pub pos: Pos,
 }
 
-/// `tool_output`: how much of a tool's output the model sees.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ToolOutput {
-    /// `terminal` output kept, in bytes (head and tail around the cut).
-    pub max_bytes: Setting<usize>,
-    /// The most lines one `read_file` call returns.
-    pub max_lines: Setting<usize>,
-    /// Longer lines of `read_file` are cut, in characters.
-    pub max_line_length: Setting<usize>,
-    /// This project's: every tool result's cap, in characters (`None`: the
-    /// program's `DispatchConfig`). Lowers a tool's own cap, never raises it.
-    pub max_result_chars: Setting<Option<usize>>,
+section! {
+    /// `tool_output`: how much of a tool's output the model sees.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct ToolOutput {
+        /// `terminal` output kept, in bytes (head and tail around the cut).
+        max_bytes: usize = 50_000,
+            read |r, key, v| r.int(key, v, 1_000, 10_000_000).map(load::usize_of),
+            show display, example "20000";
+        /// The most lines one `read_file` call returns.
+        max_lines: usize = 2_000,
+            read |r, key, v| r.int(key, v, 1, 100_000).map(load::usize_of),
+            show display, example "300";
+        /// Longer lines of `read_file` are cut, in characters.
+        max_line_length: usize = 2_000,
+            read |r, key, v| r.int(key, v, 16, 1_000_000).map(load::usize_of),
+            show display, example "500";
+        /// This project's: every tool result's cap, in characters (`None`: the
+        /// program's `DispatchConfig`). Lowers a tool's own cap, never raises it.
+        max_result_chars: Option<usize> = None,
+            read |r, key, v| {
+                let min = MIN_RESULT_CHARS as i64;
+                r.int(key, v, min, 100_000_000).map(|n| Some(load::usize_of(n)))
+            },
+            show |n| n.map_or("(the program's, 100000 unless it says)".into(), |n| n.to_string()),
+            example "9000";
+    }
+    reference: &[];
 }
 
 /// `tools.tool_search.enabled`.
@@ -167,43 +410,75 @@ pub enum ToolSearchMode {
     Off,
 }
 
-/// `tools.tool_search`: progressive disclosure.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ToolSearch {
-    pub enabled: Setting<ToolSearchMode>,
-    /// Share of the context window (0–100) past which `auto` defers.
-    pub threshold_pct: Setting<u8>,
-    /// Hits `tool_search` returns when the model gives no `limit`.
-    pub search_default_limit: Setting<usize>,
-    /// The largest `limit` the model may ask for.
-    pub max_search_limit: Setting<usize>,
+section! {
+    /// `tools.tool_search`: progressive disclosure.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct ToolSearch {
+        enabled: ToolSearchMode = ToolSearchMode::Auto,
+            read load::tool_search_mode,
+            show |mode| match mode {
+                ToolSearchMode::Auto => "auto",
+                ToolSearchMode::On => "on",
+                ToolSearchMode::Off => "off",
+            }.into(),
+            example "on";
+        /// Share of the context window (0–100) past which `auto` defers.
+        threshold_pct: u8 = 10,
+            read |r, key, v| r.int(key, v, 0, 100).map(|n| n as u8),
+            show display, example "25";
+        /// Hits `tool_search` returns when the model gives no `limit`.
+        search_default_limit: usize = 5,
+            read |r, key, v| r.int(key, v, 1, 50).map(load::usize_of),
+            show display, example "3";
+        /// The largest `limit` the model may ask for.
+        max_search_limit: usize = 20,
+            read |r, key, v| r.int(key, v, 1, 50).map(load::usize_of),
+            show display, example "7";
+    }
+    reference: &[];
+    check: load::search_limits;
 }
 
-/// `terminal`: the settings of the local backend this project has.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Terminal {
-    /// A foreground command's timeout when the call gives none, in seconds.
-    pub timeout: Setting<u64>,
-    /// The directory commands run in when the call names none; `None`
-    /// (the default, `.`): the session's working directory.
-    pub cwd: Setting<Option<PathBuf>>,
-    /// Between SIGTERM and SIGKILL when a process tree is torn down, in
-    /// seconds (at most 60).
-    pub daemon_term_grace_seconds: Setting<f64>,
-    /// Variables of the agent's own environment passed to commands.
-    pub env_passthrough: Setting<Vec<String>>,
-    /// `terminal.sandbox`: what commands may write.
-    pub sandbox: Setting<SandboxMode>,
-    /// `terminal.sandbox_network`: what commands may reach.
-    pub sandbox_network: Setting<SandboxNetwork>,
-    /// `terminal.sandbox_writable_roots`: folders writable beside the
-    /// working directory and the temporary folder (`workspace-write`).
-    pub sandbox_writable_roots: Setting<Vec<PathBuf>>,
-    /// `terminal.sandbox_fallback`: what a sandboxed mode does on a kernel
-    /// without Landlock.
-    pub sandbox_fallback: Setting<SandboxFallback>,
+section! {
+    /// `terminal`: the settings of the local backend this project has.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct Terminal {
+        /// A foreground command's timeout when the call gives none, in seconds.
+        timeout: u64 = 180,
+            read |r, key, v| r.int(key, v, 1, 86_400).map(|n| n as u64),
+            show display, example "90";
+        /// The directory commands run in when the call names none; `None`
+        /// (the default, `.`): the session's working directory.
+        cwd: Option<PathBuf> = None,
+            read load::cwd,
+            show |p| p.as_ref().map_or("(the session's)".into(), |p| p.display().to_string()),
+            example "/tmp";
+        /// Between SIGTERM and SIGKILL when a process tree is torn down, in
+        /// seconds (at most 60).
+        daemon_term_grace_seconds: f64 = 2.0,
+            read |r, key, v| r.float(key, v, 0.0, 60.0),
+            show display, example "0.5";
+        /// Variables of the agent's own environment passed to commands.
+        env_passthrough: Vec<String> = Vec::new(),
+            read load::env_names, show |v| list(v), example "[LANGUAGE, SSH_AUTH_SOCK]";
+        /// `terminal.sandbox`: what commands may write.
+        sandbox: SandboxMode = SandboxMode::WorkspaceWrite,
+            read load::sandbox_mode, show |m| m.as_str().into(), example "read-only";
+        /// `terminal.sandbox_network`: what commands may reach.
+        sandbox_network: SandboxNetwork = SandboxNetwork::On,
+            read load::sandbox_network, show |n| n.as_str().into(), example "loopback";
+        /// `terminal.sandbox_writable_roots`: folders writable beside the
+        /// working directory and the temporary folder (`workspace-write`).
+        sandbox_writable_roots: Vec<PathBuf> = Vec::new(),
+            read load::writable_roots, show |v| paths(v), example "[/tmp]";
+        /// `terminal.sandbox_fallback`: what a sandboxed mode does on a kernel
+        /// without Landlock.
+        sandbox_fallback: SandboxFallback = SandboxFallback::Refuse,
+            read load::sandbox_fallback, show |f| f.as_str().into(), example "unsandboxed";
+    }
+    reference: REFERENCE_TERMINAL;
 }
 
 /// `terminal.sandbox`: what a command may write (docs/terminal.md#sandbox).
@@ -270,26 +545,34 @@ impl SandboxFallback {
     }
 }
 
-/// `security.website_blocklist`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct WebsiteBlocklist {
-    pub enabled: Setting<bool>,
-    /// Host rules: `example.com` (and its subdomains) or `*.example.com`.
-    pub domains: Setting<Vec<String>>,
-    /// Files of more rules, one a line (`#` comments); relative to the home.
-    pub shared_files: Setting<Vec<PathBuf>>,
+section! {
+    /// `security.website_blocklist`.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct WebsiteBlocklist {
+        enabled: bool = false, read Reader::bool, show display, example "true";
+        /// Host rules: `example.com` (and its subdomains) or `*.example.com`.
+        domains: Vec<String> = Vec::new(),
+            read Reader::strings, show |v| list(v), example "[example.com, '*.ads.test']";
+        /// Files of more rules, one a line (`#` comments); relative to the home.
+        shared_files: Vec<PathBuf> = Vec::new(),
+            read load::shared_files, show |v| paths(v), example "[blocklist.txt]";
+    }
+    reference: &[];
 }
 
-/// `security`.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Security {
-    /// Let web tools reach loopback and private addresses.
-    pub allow_private_urls: Setting<bool>,
-    /// Redact secrets from tool output.
-    pub redact_secrets: Setting<bool>,
-    pub website_blocklist: WebsiteBlocklist,
+section! {
+    /// `security`.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct Security {
+        /// Let web tools reach loopback and private addresses.
+        allow_private_urls: bool = false, read Reader::bool, show display, example "true";
+        /// Redact secrets from tool output.
+        redact_secrets: bool = true, read Reader::bool, show display, example "false";
+        website_blocklist: section WebsiteBlocklist;
+    }
+    reference: REFERENCE_SECURITY;
 }
 
 /// `approvals.mode`.
@@ -307,17 +590,36 @@ pub enum CronMode {
     Approve,
 }
 
-/// `approvals`: honoured by `crate::approval` (and the terminal's command
-/// check), read at every question.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Approvals {
-    pub mode: Setting<ApprovalMode>,
-    /// Seconds to wait for the user's answer.
-    pub timeout: Setting<u64>,
-    pub cron_mode: Setting<CronMode>,
-    /// Glob patterns of commands always refused (case-insensitive).
-    pub deny: Setting<Vec<String>>,
+section! {
+    /// `approvals`: honoured by `crate::approval` (and the terminal's command
+    /// check), read at every question.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct Approvals {
+        mode: ApprovalMode = ApprovalMode::Smart,
+            read load::approval_mode,
+            show |mode| match mode {
+                ApprovalMode::Manual => "manual",
+                ApprovalMode::Smart => "smart",
+                ApprovalMode::Off => "off",
+            }.into(),
+            example "manual";
+        /// Seconds to wait for the user's answer.
+        timeout: u64 = 60,
+            read |r, key, v| r.int(key, v, 1, 86_400).map(|n| n as u64),
+            show display, example "30";
+        cron_mode: CronMode = CronMode::Deny,
+            read load::cron_mode,
+            show |mode| match mode {
+                CronMode::Deny => "deny",
+                CronMode::Approve => "approve",
+            }.into(),
+            example "approve";
+        /// Glob patterns of commands always refused (case-insensitive).
+        deny: Vec<String> = Vec::new(),
+            read Reader::strings, show |v| list(v), example "['git push --force*']";
+    }
+    reference: REFERENCE_APPROVALS;
 }
 
 /// How an MCP server is reached.
@@ -402,7 +704,8 @@ pub struct ProfileConfig {
 }
 
 impl ProfileConfig {
-    /// Every setting at its default, for a profile whose file is at `path`.
+    /// Every setting at its default, for a profile whose file is at `path`
+    /// (a section's defaults are in its declaration).
     pub fn defaults(path: PathBuf) -> Self {
         static STAMP: AtomicU64 = AtomicU64::new(1);
         ProfileConfig {
@@ -413,43 +716,11 @@ impl ProfileConfig {
             toolset_mentions: Vec::new(),
             dropped: (0, false),
             disabled_toolsets: Setting::default(Vec::new()),
-            tool_output: ToolOutput {
-                max_bytes: Setting::default(50_000),
-                max_lines: Setting::default(2_000),
-                max_line_length: Setting::default(2_000),
-                max_result_chars: Setting::default(None),
-            },
-            tool_search: ToolSearch {
-                enabled: Setting::default(ToolSearchMode::Auto),
-                threshold_pct: Setting::default(10),
-                search_default_limit: Setting::default(5),
-                max_search_limit: Setting::default(20),
-            },
-            terminal: Terminal {
-                timeout: Setting::default(180),
-                cwd: Setting::default(None),
-                daemon_term_grace_seconds: Setting::default(2.0),
-                env_passthrough: Setting::default(Vec::new()),
-                sandbox: Setting::default(SandboxMode::WorkspaceWrite),
-                sandbox_network: Setting::default(SandboxNetwork::On),
-                sandbox_writable_roots: Setting::default(Vec::new()),
-                sandbox_fallback: Setting::default(SandboxFallback::Refuse),
-            },
-            security: Security {
-                allow_private_urls: Setting::default(false),
-                redact_secrets: Setting::default(true),
-                website_blocklist: WebsiteBlocklist {
-                    enabled: Setting::default(false),
-                    domains: Setting::default(Vec::new()),
-                    shared_files: Setting::default(Vec::new()),
-                },
-            },
-            approvals: Approvals {
-                mode: Setting::default(ApprovalMode::Smart),
-                timeout: Setting::default(60),
-                cron_mode: Setting::default(CronMode::Deny),
-                deny: Setting::default(Vec::new()),
-            },
+            tool_output: ToolOutput::defaults(),
+            tool_search: ToolSearch::defaults(),
+            terminal: Terminal::defaults(),
+            security: Security::defaults(),
+            approvals: Approvals::defaults(),
             command_allowlist: Setting::default(Vec::new()),
             mcp_servers: BTreeMap::new(),
             diagnostics: Vec::new(),
@@ -542,166 +813,110 @@ impl ProfileConfig {
     }
 
     /// Every setting as `(key, value, source)`, in file order of sections,
-    /// for `hermes-tools config show`.
+    /// for `hermes-tools config show`: the rows of the top level's table and
+    /// of the sections' tables.
     pub fn entries(&self) -> Vec<(String, String, Source)> {
-        fn list<T: fmt::Display>(items: &[T]) -> String {
-            let shown: Vec<String> = items.iter().map(ToString::to_string).collect();
-            format!("[{}]", shown.join(", "))
-        }
-        fn shown<T: fmt::Display>(s: &Setting<T>) -> (String, &Source) {
-            (s.value.to_string(), &s.source)
-        }
-        fn listed<T: fmt::Display>(s: &Setting<Vec<T>>) -> (String, &Source) {
-            (list(&s.value), &s.source)
-        }
         let mut out = Vec::new();
-        let mut put = |key: &str, (value, source): (String, &Source)| {
-            out.push((key.to_string(), value, source.clone()));
-        };
-        let t = &self.toolsets;
-        put(
-            "toolsets",
-            (t.value.as_deref().map_or("(unset)".into(), list), &t.source),
-        );
-        for (name, set) in &self.platform_toolsets {
-            put(&format!("platform_toolsets.{name}"), listed(set));
-        }
-        put("agent.disabled_toolsets", listed(&self.disabled_toolsets));
-        let o = &self.tool_output;
-        put("tool_output.max_bytes", shown(&o.max_bytes));
-        put("tool_output.max_lines", shown(&o.max_lines));
-        put("tool_output.max_line_length", shown(&o.max_line_length));
-        put(
-            "tool_output.max_result_chars",
-            (
-                o.max_result_chars
-                    .value
-                    .map_or("(the program's, 100000 unless it says)".into(), |v| {
-                        v.to_string()
-                    }),
-                &o.max_result_chars.source,
-            ),
-        );
-        let s = &self.tool_search;
-        let mode = match s.enabled.value {
-            ToolSearchMode::Auto => "auto",
-            ToolSearchMode::On => "on",
-            ToolSearchMode::Off => "off",
-        };
-        put(
-            "tools.tool_search.enabled",
-            (mode.into(), &s.enabled.source),
-        );
-        put("tools.tool_search.threshold_pct", shown(&s.threshold_pct));
-        put(
-            "tools.tool_search.search_default_limit",
-            shown(&s.search_default_limit),
-        );
-        put(
-            "tools.tool_search.max_search_limit",
-            shown(&s.max_search_limit),
-        );
-        let term = &self.terminal;
-        put("terminal.timeout", shown(&term.timeout));
-        put(
-            "terminal.cwd",
-            (
-                term.cwd
-                    .value
-                    .as_ref()
-                    .map_or("(the session's)".into(), |p| p.display().to_string()),
-                &term.cwd.source,
-            ),
-        );
-        put(
-            "terminal.daemon_term_grace_seconds",
-            shown(&term.daemon_term_grace_seconds),
-        );
-        put("terminal.env_passthrough", listed(&term.env_passthrough));
-        put(
-            "terminal.sandbox",
-            (term.sandbox.value.as_str().into(), &term.sandbox.source),
-        );
-        put(
-            "terminal.sandbox_network",
-            (
-                term.sandbox_network.value.as_str().into(),
-                &term.sandbox_network.source,
-            ),
-        );
-        let roots: Vec<String> = term
-            .sandbox_writable_roots
-            .value
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        put(
-            "terminal.sandbox_writable_roots",
-            (
-                format!("[{}]", roots.join(", ")),
-                &term.sandbox_writable_roots.source,
-            ),
-        );
-        put(
-            "terminal.sandbox_fallback",
-            (
-                term.sandbox_fallback.value.as_str().into(),
-                &term.sandbox_fallback.source,
-            ),
-        );
-        let sec = &self.security;
-        put(
-            "security.allow_private_urls",
-            shown(&sec.allow_private_urls),
-        );
-        put("security.redact_secrets", shown(&sec.redact_secrets));
-        let wb = &sec.website_blocklist;
-        put("security.website_blocklist.enabled", shown(&wb.enabled));
-        put("security.website_blocklist.domains", listed(&wb.domains));
-        let files: Vec<String> = wb
-            .shared_files
-            .value
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
-        put(
-            "security.website_blocklist.shared_files",
-            (list(&files), &wb.shared_files.source),
-        );
-        let a = &self.approvals;
-        let mode = match a.mode.value {
-            ApprovalMode::Manual => "manual",
-            ApprovalMode::Smart => "smart",
-            ApprovalMode::Off => "off",
-        };
-        put("approvals.mode", (mode.into(), &a.mode.source));
-        put("approvals.timeout", shown(&a.timeout));
-        let cron = match a.cron_mode.value {
-            CronMode::Deny => "deny",
-            CronMode::Approve => "approve",
-        };
-        put("approvals.cron_mode", (cron.into(), &a.cron_mode.source));
-        put("approvals.deny", listed(&a.deny));
-        put("command_allowlist", listed(&self.command_allowlist));
-        for (name, server) in &self.mcp_servers {
-            let how = match &server.transport {
-                McpTransport::Stdio { command, args, .. } => {
-                    format!("command {command} {}", args.join(" "))
-                }
-                McpTransport::Http { url, .. } => format!("url {url}"),
-            };
-            let state = if server.enabled { "" } else { " (disabled)" };
-            put(
-                &format!("mcp_servers.{name}"),
-                (
-                    format!("{}{state}", how.trim_end()),
-                    &Source::File(server.pos),
-                ),
-            );
-        }
+        ROOT.entries(self, "", &mut out);
         out
     }
 }
+
+/// The top level of the file, in `config show` order. A section is one
+/// row here (its keys are its own table's, declared with `section!`); the
+/// field it is read into, and that field's default, are
+/// [`ProfileConfig`]'s.
+const ROOT: Table<ProfileConfig> = Table {
+    rows: &[
+        value_key!(ProfileConfig, toolsets: Option<Vec<String>>,
+            read |r, key, v| r.toolset_names(key, v).map(Some),
+            show |t| t.as_deref().map_or("(unset)".into(), list),
+            example "[file]"),
+        Key {
+            name: "platform_toolsets",
+            read: load::platform_toolsets,
+            show: |c, key, out| {
+                for (name, set) in &c.platform_toolsets {
+                    out.push((load::join(key, name), list(&set.value), set.source.clone()));
+                }
+            },
+            #[cfg(test)]
+            declared: |path, _, out| {
+                out.push(Declared {
+                    path: load::join(path, "cli"),
+                    example: "[terminal, web]",
+                    checked: false,
+                })
+            },
+        },
+        Key {
+            name: "agent",
+            read: |r, c, key, node| load::read_table(r, c, &AGENT, key, node),
+            show: |c, key, out| AGENT.entries(c, key, out),
+            #[cfg(test)]
+            declared: |path, _, out| AGENT.declared(path, out),
+        },
+        section_key!(ProfileConfig, tool_output: ToolOutput),
+        Key {
+            name: "tools",
+            read: |r, c, key, node| load::read_table(r, c, &TOOLS, key, node),
+            show: |c, key, out| TOOLS.entries(c, key, out),
+            #[cfg(test)]
+            declared: |path, _, out| TOOLS.declared(path, out),
+        },
+        section_key!(ProfileConfig, terminal: Terminal),
+        section_key!(ProfileConfig, security: Security),
+        section_key!(ProfileConfig, approvals: Approvals),
+        value_key!(ProfileConfig, command_allowlist: Vec<String>,
+            read Reader::strings, show |v| list(v), example "['rm -rf build']"),
+        Key {
+            name: "mcp_servers",
+            read: load::read_mcp_servers,
+            show: |c, key, out| {
+                for (name, server) in &c.mcp_servers {
+                    let how = match &server.transport {
+                        McpTransport::Stdio { command, args, .. } => {
+                            format!("command {command} {}", args.join(" "))
+                        }
+                        McpTransport::Http { url, .. } => format!("url {url}"),
+                    };
+                    let state = if server.enabled { "" } else { " (disabled)" };
+                    out.push((
+                        load::join(key, name),
+                        format!("{}{state}", how.trim_end()),
+                        Source::File(server.pos),
+                    ));
+                }
+            },
+            #[cfg(test)]
+            declared: |path, _, out| {
+                out.push(Declared {
+                    path: load::join(path, "files"),
+                    example: "{command: npx, args: [-y, some-server]}",
+                    checked: false,
+                })
+            },
+        },
+    ],
+    others: Others::Unknown(REFERENCE_ROOT),
+    check: None,
+};
+
+/// `agent`: only this key is the tools'; the rest of the section is the
+/// agent loop's, accepted as it is.
+const AGENT: Table<ProfileConfig> = Table {
+    rows: &[value_key!(ProfileConfig, disabled_toolsets: Vec<String>,
+        read |r, key, v| r.toolset_names(key, v), show |v| list(v), example "[web]")],
+    others: Others::Ignored,
+    check: None,
+};
+
+/// `tools`.
+const TOOLS: Table<ProfileConfig> = Table {
+    rows: &[section_key!(ProfileConfig, tool_search: ToolSearch)],
+    others: Others::UnknownEvenWithoutValue,
+    check: None,
+};
 
 /// What identifies a version of a file: inode, size, modification time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
