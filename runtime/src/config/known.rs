@@ -1,7 +1,9 @@
 //! Keys of the reference's `config.yaml` (hermes-agent 0.19.0) that this
 //! project does not read: they are accepted without a word, so an existing
-//! `~/.hermes/config.yaml` loads as it is. A key neither in these lists nor
-//! read by the loader is a warning with a did-you-mean.
+//! `~/.hermes/config.yaml` loads as it is. Each list is named by its
+//! section's table (`reference:` in `mod.rs`); a key neither in its list
+//! nor in the table is a warning with a did-you-mean. A key this project
+//! comes to read moves from here to its table.
 
 /// Every top-level key the reference knows.
 pub(crate) const REFERENCE_ROOT: &[&str] = &[
