@@ -111,11 +111,45 @@ pub fn cargo() -> std::ffi::OsString {
     std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
 }
 
+/// A command of [`cargo`] without the variables cargo sets for the crate
+/// that runs us (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, … when a test or
+/// `cargo run` starts us). Build scripts may watch them (ring's watches
+/// `CARGO_MANIFEST_DIR`): a build with the caller's values would record
+/// them, and the next plain build in the same target folder would compile
+/// those crates again.
+pub fn cargo_command() -> std::process::Command {
+    let mut command = std::process::Command::new(cargo());
+    for (key, _) in std::env::vars_os() {
+        if key.to_str().is_some_and(is_crate_context) {
+            command.env_remove(key);
+        }
+    }
+    command
+}
+
+/// A variable cargo sets for a crate's own build, tests or run, not a
+/// setting of cargo (`CARGO_HOME`, `CARGO_TARGET_DIR`, … stay).
+fn is_crate_context(key: &str) -> bool {
+    key.starts_with("CARGO_PKG_")
+        || key.starts_with("CARGO_BIN_EXE_")
+        || matches!(
+            key,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "CARGO_TARGET_TMPDIR"
+                | "CARGO_RUSTC_CURRENT_DIR"
+        )
+}
+
 /// `cargo metadata` (`--no-deps` when `no_deps`) of the package whose
 /// manifest is `manifest`, run in its folder so its `.cargo/config.toml`
 /// and toolchain apply.
 pub fn cargo_metadata(manifest: &Path, no_deps: bool) -> Result<serde_json::Value, String> {
-    let mut command = std::process::Command::new(cargo());
+    let mut command = cargo_command();
     command.args(["metadata", "--format-version", "1"]);
     if no_deps {
         command.arg("--no-deps");

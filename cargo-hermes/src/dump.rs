@@ -26,7 +26,7 @@ pub type Schemas = BTreeMap<String, Value>;
 /// The folder of the target folder the dump crates are written in.
 pub const DUMP_DIR: &str = "hermes-dump";
 
-pub use hermes_build_tools::bases::cargo;
+pub use hermes_build_tools::bases::cargo_command;
 use hermes_build_tools::bases::cargo_metadata;
 
 /// What `cargo metadata` says of the crate at a folder.
@@ -103,7 +103,7 @@ pub fn dump_crate(crate_root: &Path) -> Result<Schemas, String> {
         info.package,
         dir.display()
     );
-    let output = Command::new(cargo())
+    let output = cargo_command()
         .args([
             "build",
             "--quiet",

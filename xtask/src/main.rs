@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -171,7 +170,7 @@ fn dump_parameters(package: &str) -> Result<Schemas, String> {
 /// unify dependency features the way `cargo test --workspace` does, so the
 /// two share every compiled artifact instead of building the tree twice.
 fn build_dump_examples() -> Result<BTreeMap<String, PathBuf>, String> {
-    let mut command = Command::new(dump::cargo());
+    let mut command = dump::cargo_command();
     command.args([
         "build",
         "--quiet",
