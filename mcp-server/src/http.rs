@@ -39,7 +39,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use super::{HermesServer, Limits, TOKEN_ENV};
+use crate::options::{Limits, TOKEN_ENV};
+use crate::server::HermesServer;
 
 /// The path the streamable HTTP endpoint is served at.
 pub const HTTP_PATH: &str = "/mcp";

@@ -20,7 +20,8 @@ use tokio::sync::mpsc;
 
 use hermes_mcp_client::stdio::{read_line, Line};
 
-use super::{HermesServer, Limits};
+use crate::options::Limits;
+use crate::server::HermesServer;
 
 /// Lines waiting to be written to stdout; a client that does not read its
 /// replies stalls the server's reading too, instead of growing a queue.

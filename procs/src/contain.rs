@@ -289,7 +289,7 @@ impl CommandCgroup {
     pub fn shell_prefix(&self) -> String {
         format!(
             "echo 0 >{} || exit 125; ",
-            super::shell_quote(&self.join_file().to_string_lossy())
+            crate::base::shell_quote(&self.join_file().to_string_lossy())
         )
     }
 

@@ -29,8 +29,10 @@ pub mod protected;
 pub mod redact;
 pub mod sandbox;
 
+mod base;
 pub mod contain;
 pub mod environ;
+mod launch;
 pub mod notify;
 pub mod output;
 pub mod resident;
@@ -44,12 +46,15 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, LazyLock, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hermes_runtime::{Profile, ToolContext};
 
 use crate::child_env::ChildEnv;
+pub use base::{lock, private_dir, shell_quote};
+use base::{poll_readable, OwnDir};
+use launch::{launcher, shell_command};
 use output::Capture;
 pub use teardown::{teardown, Target, TeardownReport};
 
@@ -68,84 +73,6 @@ const MAX_FINISHED: usize = 64;
 pub fn grace_for(profile: &Profile) -> Duration {
     let secs = profile.config().terminal.daemon_term_grace_seconds.value;
     Duration::try_from_secs_f64(secs.clamp(0.0, 60.0)).unwrap_or(DEFAULT_GRACE)
-}
-
-/// A poisoned lock only means another thread panicked mid-update; the data
-/// (output bytes, an exit code) is still usable.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `'text'` for a POSIX shell.
-pub fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
-}
-
-/// The process's private folder for the files its shells read and write
-/// (terminal session state, resident shells' scripts): named once per
-/// process (its pid and random letters, under `/dev/shm` where that is a
-/// writable memory file system, else under the system's temporary folder: these
-/// small files are written on every command, and a disk file system
-/// makes that cost more than the command), created with mode 0700 when
-/// missing (again after a shutdown removed it); `None` when it cannot be
-/// made, or what is there is not a private folder of ours.
-pub fn private_dir() -> Option<&'static Path> {
-    static DIR: LazyLock<Option<PathBuf>> = LazyLock::new(|| {
-        use std::os::unix::fs::PermissionsExt;
-        let prefix = format!("{PRIVATE_PREFIX}{}-", std::process::id());
-        let make = |parent: &Path| {
-            remove_stale_private_dirs(parent);
-            tempfile::Builder::new()
-                .prefix(&prefix)
-                .permissions(std::fs::Permissions::from_mode(0o700))
-                .tempdir_in(parent)
-                .ok()
-        };
-        let dir = make(Path::new("/dev/shm")).or_else(|| make(&std::env::temp_dir()))?;
-        Some(dir.keep())
-    });
-    let dir = DIR.as_deref()?;
-    ensure_private_dir(dir).then_some(dir)
-}
-
-/// How private folders are named: this, the pid of their process, `-`,
-/// random letters.
-const PRIVATE_PREFIX: &str = "hermes-terminal-";
-
-/// Removes the private folders under `parent` that processes of our user
-/// left when they ended without a shutdown (a crash, a test binary): on
-/// `/dev/shm` they would hold memory until the machine restarts.
-fn remove_stale_private_dirs(parent: &Path) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    let me = nix::unistd::getuid().as_raw();
-    for entry in entries.flatten() {
-        if !scan::left_by_gone_process(&entry.file_name(), PRIVATE_PREFIX) {
-            continue;
-        }
-        let ours =
-            std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
-        if ours {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-fn ensure_private_dir(dir: &Path) -> bool {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return false;
-        }
-    }
-    // Not a symlink, ours, and private.
-    std::fs::symlink_metadata(dir).is_ok_and(|m| {
-        m.is_dir()
-            && m.uid() == nix::unistd::getuid().as_raw()
-            && m.permissions().mode() & 0o077 == 0
-    })
 }
 
 /// A value set once, waited for by others.
@@ -279,32 +206,6 @@ struct OwnChild {
     pidfd: std::os::fd::OwnedFd,
     /// `None` at end of file.
     reader: Option<std::io::PipeReader>,
-}
-
-/// Which of `fds` are readable (or closed), after waiting up to `limit`
-/// for any to be.
-pub(crate) fn poll_readable<const N: usize>(
-    fds: &[std::os::fd::BorrowedFd<'_>; N],
-    limit: Duration,
-) -> [bool; N] {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let timeout = Timespec {
-        tv_sec: i64::try_from(limit.as_secs()).unwrap_or(i64::MAX),
-        tv_nsec: i64::from(limit.subsec_nanos()),
-    };
-    let mut polled: Vec<PollFd<'_>> = fds
-        .iter()
-        .map(|fd| PollFd::new(fd, PollFlags::IN))
-        .collect();
-    match poll(&mut polled, Some(&timeout)) {
-        Ok(_) => std::array::from_fn(|i| !polled[i].revents().is_empty()),
-        // Interrupted, or out of memory for the poll: look again shortly
-        // (never a busy loop).
-        Err(_) => {
-            std::thread::sleep(limit.min(Duration::from_millis(10)));
-            [false; N]
-        }
-    }
 }
 
 /// One read of what `reader` holds (it is readable: this does not block);
@@ -487,30 +388,6 @@ impl Spawned {
         self.cgroup
             .as_deref()
             .map_or(0, contain::CommandCgroup::limit_hits)
-    }
-}
-
-/// A command's own folder inside [`private_dir`] (its session state, the
-/// one place there a sandboxed command may write); removed when dropped.
-#[derive(Debug)]
-pub(crate) struct OwnDir(pub(crate) PathBuf);
-
-impl OwnDir {
-    /// A new folder named `{prefix}{n}` (mode 0700, never one that exists).
-    pub(crate) fn create(prefix: &str) -> std::io::Result<Self> {
-        use std::os::unix::fs::DirBuilderExt;
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = private_dir()
-            .ok_or_else(|| std::io::Error::other("no private folder for the command's files"))?;
-        let path = dir.join(format!("{prefix}{}", N.fetch_add(1, Ordering::Relaxed)));
-        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
-        Ok(OwnDir(path))
-    }
-}
-
-impl Drop for OwnDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -879,46 +756,6 @@ pub fn spawn_with(
             })?;
     }
     Ok(spawned)
-}
-
-/// `shell -c script` with exactly `env`, through `unshare` in a user
-/// namespace of its own when `user_namespace` says so
-/// ([`contain::user_namespace_for`]), then through the sandbox helper's
-/// command line `helper` ([`crate::sandbox::Policy::helper_command`]; empty:
-/// no sandbox).
-pub(crate) fn shell_command(
-    env: &ChildEnv,
-    user_namespace: bool,
-    helper: &[std::ffi::OsString],
-    script: &str,
-) -> std::io::Result<std::process::Command> {
-    let argv = launcher(user_namespace, helper)?;
-    let Some((program, args)) = argv.split_first() else {
-        return Ok(env.shell_command(script));
-    };
-    let mut cmd = env.command(program);
-    cmd.args(args)
-        .arg(crate::child_env::shell())
-        .arg("-c")
-        .arg(script);
-    Ok(cmd)
-}
-
-/// What a shell is started through: `unshare` (a user namespace), then
-/// the sandbox helper; empty for neither. The user namespace comes first:
-/// inside the sandbox `unshare` could not write its id maps.
-fn launcher(
-    user_namespace: bool,
-    helper: &[std::ffi::OsString],
-) -> std::io::Result<Vec<std::ffi::OsString>> {
-    let mut argv = Vec::new();
-    if user_namespace {
-        let (program, args) = contain::unshare_prefix()?;
-        argv.push(program.into());
-        argv.extend(args.iter().map(Into::into));
-    }
-    argv.extend(helper.iter().cloned());
-    Ok(argv)
 }
 
 /// Where a command's output is read from.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::lock;
+use crate::base::lock;
 
 /// The shortest time between two watch events of one process.
 pub const WATCH_MIN_INTERVAL: Duration = Duration::from_secs(15);

@@ -85,7 +85,7 @@ static LIVE: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// The pids of the resident shells running now, idle or busy (for
 /// diagnostics and tests).
 pub fn pids() -> Vec<i32> {
-    super::lock(&LIVE).clone()
+    crate::base::lock(&LIVE).clone()
 }
 
 /// Whether commands can be forked from a resident shell: bash is the
@@ -136,7 +136,7 @@ pub struct Resident {
     script: std::fs::File,
     /// Its own folder (the script, its commands' state files), removed
     /// with it.
-    folder: super::OwnDir,
+    folder: crate::base::OwnDir,
     key: Key,
     /// Status bytes read but not yet a whole line.
     pending: Vec<u8>,
@@ -147,7 +147,7 @@ impl Drop for Resident {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let pid = i32::try_from(self.child.id()).unwrap_or(-1);
-        super::lock(&LIVE).retain(|p| *p != pid);
+        crate::base::lock(&LIVE).retain(|p| *p != pid);
     }
 }
 
@@ -192,7 +192,7 @@ impl Resident {
     }
 
     fn spawn(key: &Key) -> std::io::Result<Self> {
-        let folder = super::OwnDir::create("shell-")?;
+        let folder = crate::base::OwnDir::create("shell-")?;
         // The shell opens it once, at its start, and reads it through that
         // descriptor (`/proc/self/fd/5`: the same file, from its start):
         // a file renamed over the path later is never read.
@@ -210,13 +210,14 @@ impl Resident {
              IFS= read -r -d '' __hermes_s </proc/self/fd/5; \
              ( eval \"$__hermes_s\" ) 4<&0 5<&- </dev/null 3>&2 2>&1; \
              builtin printf 'S%d\\n' \"$?\" >&2; done",
-            file = super::shell_quote(&script_path.to_string_lossy()),
+            file = crate::base::shell_quote(&script_path.to_string_lossy()),
         );
         let helper = key
             .sandbox
             .as_deref()
             .map_or_else(Vec::new, |p| p.helper_command(None, Some(&folder.0)));
-        let mut cmd = super::shell_command(own_env(), key.user_namespace, &helper, &main_loop)?;
+        let mut cmd =
+            crate::launch::shell_command(own_env(), key.user_namespace, &helper, &main_loop)?;
         cmd.current_dir("/")
             .stdin(control_read)
             .stdout(output_write)
@@ -224,7 +225,7 @@ impl Resident {
             .process_group(0);
         use std::os::unix::process::CommandExt;
         let child = cmd.spawn()?;
-        super::lock(&LIVE).push(i32::try_from(child.id()).unwrap_or(-1));
+        crate::base::lock(&LIVE).push(i32::try_from(child.id()).unwrap_or(-1));
         Ok(Resident {
             child,
             control,
@@ -327,7 +328,7 @@ impl Resident {
                 return Some(r);
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if super::poll_readable(&[self.status.as_fd()], left)[0] {
+            if crate::base::poll_readable(&[self.status.as_fd()], left)[0] {
                 if let Some(r) = self.read_status() {
                     return Some(r);
                 }
@@ -425,7 +426,7 @@ pub fn script(env: &ChildEnv, cwd: &Path, prefix: &str, body: &str) -> Option<St
     );
     text.push_str(prefix);
     text.push_str("builtin cd -P -- ");
-    text.push_str(&super::shell_quote(cwd));
+    text.push_str(&crate::base::shell_quote(cwd));
     text.push_str(" || exit 126; unset OLDPWD;");
     for (name, value) in env.vars() {
         if !name_ok(name) || value.contains('\0') {
@@ -437,7 +438,7 @@ pub fn script(env: &ChildEnv, cwd: &Path, prefix: &str, body: &str) -> Option<St
         text.push_str(" export ");
         text.push_str(name);
         text.push('=');
-        text.push_str(&super::shell_quote(value));
+        text.push_str(&crate::base::shell_quote(value));
         text.push(';');
     }
     text.push('\n');

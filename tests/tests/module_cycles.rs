@@ -596,20 +596,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         "hermes-tool-model (hermes_tool_model)",
         &["crate", "params"],
     ),
-    (
-        "hermes-mcp-server (hermes_mcp_server)",
-        &["crate", "http", "stdio"],
-    ),
-    // `procs/src/lib.rs` and its children (`contain` names
-    // `crate::shell_quote`, the root calls into `contain`, `notify`,
-    // `resident`, `teardown`); `contain` ↔ `teardown` itself is gone (kill
-    // and reap are in `scan`).
-    (
-        "hermes-procs (hermes_procs)",
-        &[
-            "contain", "crate", "notify", "resident", "sandbox", "teardown",
-        ],
-    ),
     ("xtask (xtask)", &["check", "crate"]),
 ];
 

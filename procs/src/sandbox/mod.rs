@@ -225,7 +225,7 @@ impl Policy {
             argv.push("--cgroup".into());
             argv.push(file.into());
         }
-        if let (Some(own), Some(private)) = (own, crate::private_dir()) {
+        if let (Some(own), Some(private)) = (own, crate::base::private_dir()) {
             if let (Ok(rest), Some(name)) = (own.strip_prefix(private), own.file_name()) {
                 if rest == Path::new(name) {
                     argv.push("--hide".into());

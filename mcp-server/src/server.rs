@@ -1,0 +1,417 @@
+//! The rmcp `ServerHandler` over a registry: `tools/list` and `tools/call`
+//! through the registry, one `Session` per MCP session, process
+//! notifications forwarded to the client whose call started the process.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hermes_procs::notify::ProcessNotification;
+use hermes_runtime::dialect::{rewrite, Dialect};
+use hermes_runtime::{error_json, is_error_result, Registry, ToolContext};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use crate::approval;
+use crate::options::ServeOptions;
+
+/// The name of the default toolset: the core list of `toolsets.toml`.
+pub const CORE: &str = "core";
+
+/// Makes `core` (the core list, which every `hermes-*` bundle starts from) a
+/// toolset of this process, so `--toolsets core,...` and `--disable core`
+/// work, unless `toolsets.toml` declares a `core` toolset of its own.
+pub fn define_core_toolset(registry: &Registry) {
+    let toolsets = registry.toolsets();
+    if !toolsets.validate_toolset(CORE) {
+        toolsets.create_custom_toolset(
+            CORE,
+            "The core tools every platform bundle starts from",
+            toolsets.core_tools(),
+            &[],
+        );
+    }
+}
+
+/// The logger name of process notifications.
+pub const PROCESS_LOGGER: &str = "hermes-tools.process";
+/// Background processes whose notifications have a client to go to, at most.
+const MAX_WATCHED: usize = 4096;
+
+/// Which client a background process's notifications go to, by process id.
+pub(crate) type Watchers = Arc<Mutex<HashMap<String, Peer<RoleServer>>>>;
+
+/// Sends each process notification to the client whose call started the
+/// process (dropped if none is known, e.g. it was started elsewhere).
+///
+/// Logging is MCP's one notification a server may send unasked that
+/// clients show; rmcp marks it deprecated (SEP-2577) with no successor
+/// yet, hence the `allow`.
+#[allow(deprecated)]
+pub(crate) async fn forward_process_notifications(watchers: Watchers) {
+    let queue = hermes_procs::notify::notifications();
+    // A quick command can end before its call's result is back and its
+    // client known (`watch`): such events wait here, a few seconds at most.
+    let mut waiting: std::collections::VecDeque<(std::time::Instant, ProcessNotification)> =
+        std::collections::VecDeque::new();
+    loop {
+        let next = tokio::time::timeout(Duration::from_millis(100), queue.next()).await;
+        let now = std::time::Instant::now();
+        waiting.retain(|(since, _)| now.duration_since(*since) < NOTIFICATION_WAIT);
+        let mut ready = Vec::new();
+        {
+            let mut map = watchers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut still = std::collections::VecDeque::new();
+            let arrived = next.ok().map(|event| (now, event));
+            for (since, event) in waiting.drain(..).chain(arrived) {
+                let peer = if event.kind == "completion" {
+                    map.remove(&event.session_id)
+                } else {
+                    map.get(&event.session_id).cloned()
+                };
+                match peer {
+                    Some(peer) => ready.push((peer, event)),
+                    None if still.len() < MAX_WAITING_NOTIFICATIONS => {
+                        still.push_back((since, event))
+                    }
+                    None => {}
+                }
+            }
+            waiting = still;
+        }
+        for (peer, event) in ready {
+            send_process_notification(&peer, &event).await;
+        }
+    }
+}
+
+/// How long an event waits for its client to become known.
+const NOTIFICATION_WAIT: Duration = Duration::from_secs(5);
+/// Events waiting for their client at most (the oldest are kept).
+const MAX_WAITING_NOTIFICATIONS: usize = 256;
+
+#[allow(deprecated)]
+async fn send_process_notification(peer: &Peer<RoleServer>, event: &ProcessNotification) {
+    use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+    let level = if event.kind == "watch_disabled" {
+        LoggingLevel::Warning
+    } else {
+        LoggingLevel::Info
+    };
+    let data = serde_json::to_value(event).unwrap_or(Value::Null);
+    let param = LoggingMessageNotificationParam::new(level, data).with_logger(PROCESS_LOGGER);
+    if let Err(e) = peer.notify_logging_message(param).await {
+        tracing::debug!(target: "hermes::mcp", "process notification not sent: {e}");
+    }
+}
+
+/// The MCP handler: a registry, the toolsets it exposes, and the context
+/// every call runs with. Cheap to clone (one per HTTP session).
+#[derive(Clone)]
+pub(crate) struct HermesServer {
+    registry: &'static Registry,
+    toolsets: Arc<Vec<String>>,
+    disable: Arc<Vec<String>>,
+    ctx: ToolContext,
+    /// The MCP session's own: its calls' state ends when the last clone
+    /// of this handler drops.
+    session: Arc<hermes_tools::Session>,
+    pub(crate) watchers: Watchers,
+}
+
+impl HermesServer {
+    /// Checks the options: every toolset must be known, every definition
+    /// must have an MCP form.
+    pub(crate) fn new(registry: &'static Registry, options: &ServeOptions) -> Result<Self, String> {
+        let session = Arc::new(hermes_tools::Session::new(
+            options.profile.clone(),
+            options.cwd.clone(),
+        ));
+        let server = HermesServer {
+            registry,
+            toolsets: Arc::new(options.toolsets.clone()),
+            disable: Arc::new(options.disable.clone()),
+            ctx: session.context(),
+            session,
+            watchers: Arc::default(),
+        };
+        let defs = server.definitions_raw();
+        if !defs.unknown.is_empty() {
+            return Err(format!("unknown toolset: {}", defs.unknown.join(", ")));
+        }
+        let (tools, problems) = server.tools();
+        if !problems.is_empty() {
+            return Err(problems.join("\n"));
+        }
+        if tools.is_empty() {
+            eprintln!("warning: the selected toolsets expose no tool for this profile");
+        }
+        Ok(server)
+    }
+
+    /// The handler of a new MCP session: the same server, its own
+    /// [`hermes_tools::Session`], so one MCP session is one terminal session (its
+    /// working directory and exported variables), one approval session,
+    /// and owns its background processes, which end with it.
+    pub(crate) fn for_new_session(&self) -> Self {
+        let mut server = self.clone();
+        let session = Arc::new(hermes_tools::Session::new(
+            self.ctx.profile().clone(),
+            self.ctx.cwd().to_path_buf(),
+        ));
+        server.ctx = session.context();
+        server.session = session;
+        server
+    }
+
+    fn definitions_raw(&self) -> hermes_runtime::definitions::Definitions {
+        let enabled: Vec<&str> = self.toolsets.iter().map(String::as_str).collect();
+        let disabled: Vec<&str> = self.disable.iter().map(String::as_str).collect();
+        self.registry
+            .get_tool_definitions(Some(&enabled), &disabled, self.ctx.profile())
+    }
+
+    /// The exposed tools in MCP form, and what kept any out. Computed per
+    /// request: definitions are memoised by the registry, and availability
+    /// (a secret added to the profile) may change while the server runs.
+    fn tools(&self) -> (Vec<Tool>, Vec<String>) {
+        let defs = self.definitions_raw();
+        let mut tools = Vec::with_capacity(defs.tools.len());
+        let mut problems = Vec::new();
+        for def in defs.tools.iter() {
+            let name = def["function"]["name"].as_str().unwrap_or("?");
+            let converted = rewrite(&def["function"], Dialect::Mcp)
+                .map_err(|issues| {
+                    issues
+                        .into_iter()
+                        .map(|i| i.message)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                })
+                .and_then(|v| serde_json::from_value::<Tool>(v).map_err(|e| e.to_string()));
+            match converted {
+                Ok(tool) => tools.push(tool),
+                Err(e) => problems.push(format!("tool `{name}` has no MCP form: {e}")),
+            }
+        }
+        (tools, problems)
+    }
+
+    /// Calls `name` if this server exposes it; every answer is a JSON string.
+    async fn call(
+        &self,
+        name: &str,
+        args: Value,
+        call_id: String,
+        peer: &rmcp::service::Peer<RoleServer>,
+    ) -> String {
+        let exposed: BTreeSet<String> = self
+            .definitions_raw()
+            .names()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let mut ctx = self
+            .ctx
+            .clone()
+            .with_tool_call_id(call_id)
+            .with_enabled_tools(exposed.iter().cloned().collect());
+        if let Some(approver) = approval::approver(peer) {
+            ctx = ctx.with_approval_callback(approver);
+        }
+        if !exposed.contains(name) {
+            // Not offered here (another toolset, an agent-loop or bridge
+            // tool, or no tool at all): never dispatched.
+            return self.registry.unknown_tool(name, &ctx);
+        }
+        self.registry.dispatch(name, args, &ctx).await
+    }
+}
+
+impl HermesServer {
+    /// Remembers the client of a background command that asked for
+    /// notifications (its result names `session_id` and the flags).
+    fn watch(&self, result: &str, peer: &Peer<RoleServer>) {
+        let Ok(v) = serde_json::from_str::<Value>(result) else {
+            return;
+        };
+        let wants = v["notify_on_complete"] == Value::Bool(true) || v["watch_patterns"].is_array();
+        if let (true, Some(id)) = (wants, v["session_id"].as_str()) {
+            let mut map = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+            if map.len() >= MAX_WATCHED {
+                // Processes the table forgot (killed, or finished long ago)
+                // will not report again.
+                let table = hermes_procs::table();
+                map.retain(|id, _| table.contains(id));
+            }
+            if map.len() < MAX_WATCHED {
+                map.insert(id.to_string(), peer.clone());
+            }
+        }
+    }
+}
+
+/// A failure is sent as `isError` with the message itself as its text (an
+/// MCP client wraps that text in its own error form; a JSON document here
+/// would reach its model wrapped twice). A success is the JSON unchanged.
+fn to_call_result(result: String) -> CallToolResult {
+    if is_error_result(&result) {
+        let message = match serde_json::from_str::<Value>(&result) {
+            Ok(Value::Object(mut map)) => match map.remove("error") {
+                Some(Value::String(message)) => message,
+                _ => result,
+            },
+            _ => result,
+        };
+        CallToolResult::error(vec![ContentBlock::text(message)])
+    } else {
+        CallToolResult::success(vec![ContentBlock::text(result)])
+    }
+}
+
+impl ServerHandler for HermesServer {
+    // `enable_logging`: see `forward_process_notifications`.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            "hermes-tools",
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(format!(
+            "The hermes built-in tools of the toolsets: {}. Every result is a JSON document; \
+                 a failure is {{\"error\": \"...\"}} with isError set.",
+            self.toolsets.join(", ")
+        ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (tools, problems) = self.tools();
+        for p in problems {
+            eprintln!("warning: {p}");
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools().0.into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let call = self.call(&request.name, args, context.id.to_string(), &context.peer);
+        let result = tokio::select! {
+            result = call => result,
+            () = context.ct.cancelled() => error_json(format!(
+                "Tool '{}' was cancelled by the client", request.name
+            )),
+        };
+        if request.name == "terminal" {
+            self.watch(&result, &context.peer);
+        }
+        Ok(to_call_result(result).into())
+    }
+
+    /// Process notifications go out as logging notifications whatever the
+    /// level asked for (they are few and the reason the client asked for
+    /// them); the request is accepted.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
+    }
+
+    /// rmcp reads a request whose params do not fit its method (e.g.
+    /// `tools/call` with string `arguments`) as a custom request; for a method
+    /// of MCP that is wrong params (-32602), not an unknown method (-32601).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(&request))
+    }
+}
+
+/// The request methods of MCP (client to server); a custom request with one
+/// of these names had params rmcp could not read.
+const MCP_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/templates/list",
+    "resources/directory/read",
+    "skills/get",
+    "skills/list",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+];
+
+fn custom_request_error(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    if !MCP_METHODS.contains(&method) {
+        return ErrorData::new(ErrorCode::METHOD_NOT_FOUND, method.to_string(), None);
+    }
+    let detail = match (method, &request.params) {
+        (_, None) => "params are missing".to_string(),
+        ("tools/call", Some(params)) => match params.get("arguments") {
+            Some(args) if !args.is_object() && !args.is_null() => {
+                format!("`arguments` must be a JSON object, got {}", json_kind(args))
+            }
+            _ => serde_json::from_value::<CallToolRequestParams>(params.clone())
+                .err()
+                .map_or_else(|| "params do not fit".to_string(), |e| e.to_string()),
+        },
+        (_, Some(params)) if !params.is_object() => {
+            format!("params must be a JSON object, got {}", json_kind(params))
+        }
+        _ => "params do not fit the method".to_string(),
+    };
+    ErrorData::invalid_params(format!("invalid params for `{method}`: {detail}"), None)
+}
+
+/// "a string", "an array", ... for messages about a JSON value's type.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
