@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use hermes_example_agent::chat::{self, ChatConfig, Outcome};
+use hermes_example_agent::{conversation, ChatConfig, ConversationError, Outcome};
 use hermes_runtime::Profile;
 
 #[derive(Parser)]
@@ -171,53 +171,18 @@ async fn run(
         }),
     );
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    // One session for the conversation, of one profile: ending them ends
-    // what the conversation started (background commands, its terminal
-    // session, read state, todo list) and the profile's MCP servers.
-    let profiles = hermes_tools::ProfileSessions::new(profile.clone());
+    // One session for the conversation, of one profile: the conversation
+    // ends the session (background commands, its terminal session, read
+    // state, todo list); the profile's handle ends the rest with it.
+    let profiles = hermes_tools::ProfileSessions::new(profile);
     let session = profiles.session(cwd);
-    let code = converse(registry, &profile, &session, config, toolsets, prompt).await;
-    let _ = tokio::task::spawn_blocking(move || {
-        session.end();
-        drop(profiles);
-    })
-    .await;
-    code
-}
-
-/// The conversation itself: the model, the tools, until an answer.
-async fn converse(
-    registry: &Arc<hermes_runtime::Registry>,
-    profile: &Profile,
-    session: &hermes_tools::Session,
-    config: ChatConfig,
-    toolsets: &[String],
-    prompt: &str,
-) -> ExitCode {
-    let ctx = session.context();
-    let enabled: Vec<&str> = toolsets.iter().map(String::as_str).collect();
-    let definitions = registry.get_tool_definitions(Some(&enabled), &[], profile);
-    if !definitions.unknown.is_empty() {
-        eprintln!(
-            "error: unknown toolsets: {}",
-            definitions.unknown.join(", ")
-        );
-        return ExitCode::from(2);
-    }
     let on_tool = |name: &str, result: &str| {
         let shown: String = result.chars().take(160).collect();
         eprintln!("[{name}] {shown}");
     };
-    match chat::run(
-        &config,
-        registry,
-        &ctx,
-        definitions.to_vec(),
-        prompt,
-        on_tool,
-    )
-    .await
-    {
+    let outcome = conversation(registry, session, &config, toolsets, prompt, on_tool).await;
+    let _ = tokio::task::spawn_blocking(move || drop(profiles)).await;
+    match outcome {
         Ok(Outcome::Answer(text)) => {
             println!("{text}");
             ExitCode::SUCCESS
@@ -225,6 +190,10 @@ async fn converse(
         Ok(Outcome::TurnLimit) => {
             eprintln!("error: no answer after {} turns", config.max_turns);
             ExitCode::FAILURE
+        }
+        Err(e @ ConversationError::UnknownToolsets(_)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -2,6 +2,8 @@
 //! 127.0.0.1: canned answers with tool calls (one of this crate's tools, a
 //! built-in, malformed arguments, an unknown tool, `clarify` answered on
 //! stdin), then a final answer; every request the agent sent is checked.
+//! And the library's conversation in this process: when it is over, its
+//! session has ended.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -366,4 +368,118 @@ fn call_runs_one_tool_without_a_model() {
             .is_some_and(|e| e.contains("no_such_tool")),
         "{v}"
     );
+}
+
+/// Whether `pid` runs (a zombie only waits to be reaped).
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// The library's conversation, in this process: the model starts a
+/// background command, reads a file twice and writes a todo list; when the
+/// conversation is over its session has ended. The command is gone, and
+/// calls with the session's ids find nothing of it: the file is read
+/// whole again, the todo list is empty.
+#[test]
+fn a_conversation_ends_its_session() {
+    // The sandbox's helper: the agent binary (its `main` starts with
+    // `sandbox_helper()`), as this test binary's own `main` does not.
+    let _ = hermes_procs::sandbox::set_helper_program(env!("CARGO_BIN_EXE_agent"));
+    let dir = setup();
+    let notes = dir.path().join("notes.txt");
+    let read_notes = format!(r#"{{"path": "{}"}}"#, notes.display());
+    let (url, seen) = scripted_server(vec![
+        answer_with_calls(vec![
+            tool_call(
+                "c1",
+                "terminal",
+                r#"{"command": "exec sleep 300", "background": true}"#,
+            ),
+            tool_call("c2", "read_file", &read_notes),
+            tool_call("c3", "read_file", &read_notes),
+            tool_call(
+                "c4",
+                "todo",
+                r#"{"todos": [{"id": "1", "content": "ship", "status": "pending"}]}"#,
+            ),
+        ]),
+        final_answer("done"),
+    ]);
+    let registry = hermes_example_agent::registry().unwrap();
+    hermes_tools::install_agent_loop_executors(&registry);
+    let profile = hermes_runtime::Profile::new(dir.path().join("home"));
+    let profiles = hermes_tools::ProfileSessions::new(profile);
+    let session = profiles.session(dir.path());
+    let ctx = session.context();
+    let config = hermes_example_agent::ChatConfig {
+        base_url: url,
+        model: "test-model".into(),
+        api_key: None,
+        max_turns: 4,
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let toolsets = ["terminal".to_string(), "file".into(), "todo".into()];
+    let outcome = rt.block_on(hermes_example_agent::conversation(
+        &registry,
+        session,
+        &config,
+        &toolsets,
+        "go",
+        |_, _| {},
+    ));
+    assert!(
+        matches!(outcome, Ok(hermes_example_agent::Outcome::Answer(ref a)) if a == "done"),
+        "{outcome:?}"
+    );
+
+    // What the tools answered during the conversation.
+    let _first = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    let second = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    let results = tool_results(&second.body);
+    let pid = results[0].1["pid"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{:?}", results[0]));
+    assert!(
+        results[1].1["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("four")),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[2].1["content"].is_null(), "{:?}", results[2]);
+    assert_eq!(results[3].1["summary"]["total"], 1, "{:?}", results[3]);
+
+    // The conversation is over: its background command is gone ...
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while alive(pid) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !alive(pid),
+        "the conversation's background command outlived it"
+    );
+    // ... and its session's ids find no read state and no todo list.
+    let call = |name: &str, args: &str| -> Value {
+        let out = rt.block_on(registry.dispatch_json(name, args, &ctx));
+        serde_json::from_str(&out).unwrap()
+    };
+    let again = call("read_file", &read_notes);
+    assert!(
+        again["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("four")),
+        "{again}"
+    );
+    let todo = call("todo", "{}");
+    assert_eq!(todo["summary"]["total"], 0, "{todo}");
+    let listed = call("process", r#"{"action": "list"}"#);
+    assert!(!listed.to_string().contains(&format!("{pid}")), "{listed}");
+    drop(profiles);
 }
