@@ -11,10 +11,18 @@
 //! `keepalive_interval` ([`KEEPALIVE_INTERVAL`]), and reconnects a dropped connection with
 //! exponential backoff. Dropping [`McpClients`] removes the tools and tears
 //! the stdio servers down, parent first.
+//!
+//! Failures are [`McpError`]s: the error of [`McpClients::start`], and
+//! each server's failed connection, which becomes the text of its
+//! `error` in [`ServerStatus`].
 
+mod error;
 pub mod naming;
 pub mod render;
 pub mod stdio;
+
+use error::secs;
+pub use error::McpError;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -190,15 +198,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s.fract() == 0.0 {
-        format!("{s:.0}s")
-    } else {
-        format!("{s}s")
-    }
-}
-
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -250,7 +249,7 @@ fn duration_of(seconds: Option<f64>, default: Duration) -> Duration {
 impl McpClients {
     /// Starts connecting every enabled server of `profile` (in the
     /// background); see [`McpClients::wait_ready`].
-    pub fn start(registry: &'static Registry, profile: &Profile) -> Result<Self, String> {
+    pub fn start(registry: &'static Registry, profile: &Profile) -> Result<Self, McpError> {
         Self::start_only(registry, profile, |_| true)
     }
 
@@ -260,7 +259,7 @@ impl McpClients {
         registry: &'static Registry,
         profile: &Profile,
         wanted: impl Fn(&str) -> bool,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, McpError> {
         install_tls_provider();
         let config = profile.config();
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -268,7 +267,7 @@ impl McpClients {
             .thread_name("hermes-mcp")
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start the MCP runtime: {e}"))?;
+            .map_err(McpError::Runtime)?;
         let (stop, _) = watch::channel(false);
         let secrets = profile.secrets();
         let base_env = ChildEnv::for_profile(profile);
@@ -528,7 +527,7 @@ impl Server {
     }
 
     /// Starts the server and runs `initialize`.
-    async fn open(&self) -> Result<(Session, Option<Target>), String> {
+    async fn open(&self) -> Result<(Session, Option<Target>), McpError> {
         let handler = Handler {
             relist: Arc::clone(&self.relist),
         };
@@ -552,11 +551,9 @@ impl Server {
                     Err(e) => {
                         let _ = child.start_kill();
                         let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
-                        let stderr = stdio::tail_text(&tail);
-                        Err(if stderr.is_empty() {
-                            format!("initialize failed: {e}")
-                        } else {
-                            format!("initialize failed: {e}; its stderr: {stderr}")
+                        Err(McpError::InitializeStdio {
+                            error: Box::new(e),
+                            stderr: stdio::tail_text(&tail),
                         })
                     }
                 }
@@ -573,7 +570,7 @@ impl Server {
     }
 
     /// Lists the tools (all pages) and replaces the toolset's tools at once.
-    async fn refresh(self: &Arc<Self>, peer: &Peer<RoleClient>) -> Result<(), String> {
+    async fn refresh(self: &Arc<Self>, peer: &Peer<RoleClient>) -> Result<(), McpError> {
         let started = Instant::now();
         let mut tools = Vec::new();
         let mut cursor = None;
@@ -581,7 +578,7 @@ impl Server {
             let page = peer
                 .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
-                .map_err(|e| format!("tools/list failed: {e}"))?;
+                .map_err(McpError::ListTools)?;
             tools.extend(page.tools);
             cursor = page.next_cursor;
             if cursor.is_none() {
@@ -1016,12 +1013,12 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
                 session.cancellation_token().cancel();
                 return Err(e);
             }
-            Ok::<_, String>((session, connected))
+            Ok::<_, McpError>((session, connected))
         };
         let outcome = tokio::select! {
-            r = tokio::time::timeout(server.connect_timeout, attempt) => r.unwrap_or_else(|_| Err(format!(
-                "no answer within connect_timeout ({})", secs(server.connect_timeout)
-            ))),
+            r = tokio::time::timeout(server.connect_timeout, attempt) => r.unwrap_or_else(|_| Err(
+                McpError::ConnectTimeout(server.connect_timeout)
+            )),
             () = stopped(&mut stop) => {
                 // A child the interrupted attempt started.
                 server.end_child().await;
@@ -1055,7 +1052,10 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
                 failures += 1;
                 server.end_child().await;
                 let parked = failures > MAX_RECONNECT_ATTEMPTS;
-                server.set_state(if parked { State::Parked } else { State::Failed }, Some(e));
+                server.set_state(
+                    if parked { State::Parked } else { State::Failed },
+                    Some(e.to_string()),
+                );
                 let _ = server.first_done.send_replace(true);
             }
         }
@@ -1097,7 +1097,7 @@ async fn watch_session(
                 let refreshed = tokio::time::timeout(server.connect_timeout, server.refresh(&peer)).await;
                 let problem = match refreshed {
                     Ok(Ok(())) => None,
-                    Ok(Err(e)) => Some(e),
+                    Ok(Err(e)) => Some(e.to_string()),
                     Err(_) => Some(format!("tools/list after list_changed: no answer within {}", secs(server.connect_timeout))),
                 };
                 if let Some(p) = problem {
@@ -1136,32 +1136,36 @@ mod http {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::ServiceExt;
 
-    use super::{Handler, Session, SslVerify};
+    use super::{Handler, McpError, Session, SslVerify};
 
     /// The HTTP client of one server: rustls with the ring provider, the
     /// system's roots (`ssl_verify: true`), only the CA bundle it names (a
     /// path), or no certificate check (`false`), as the reference's httpx
     /// `verify` does.
-    fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, String> {
+    fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, McpError> {
         crate::install_tls_provider();
         let mut builder = reqwest::Client::builder();
         match ssl_verify {
             SslVerify::Off => builder = builder.tls_danger_accept_invalid_certs(true),
             SslVerify::CaFile(path) => {
-                let pem = std::fs::read(path)
-                    .map_err(|e| format!("ssl_verify: cannot read the CA bundle {path}: {e}"))?;
-                let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                    .map_err(|e| format!("ssl_verify: {path} is no PEM CA bundle: {e}"))?;
+                let pem = std::fs::read(path).map_err(|error| McpError::CaBundleRead {
+                    path: path.clone(),
+                    error,
+                })?;
+                let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|error| {
+                    McpError::CaBundleNotPem {
+                        path: path.clone(),
+                        error,
+                    }
+                })?;
                 if certs.is_empty() {
-                    return Err(format!("ssl_verify: {path} holds no certificate"));
+                    return Err(McpError::CaBundleEmpty { path: path.clone() });
                 }
                 builder = builder.tls_certs_only(certs);
             }
             _ => {}
         }
-        builder
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        builder.build().map_err(McpError::HttpClient)
     }
 
     pub(super) async fn connect(
@@ -1169,12 +1173,19 @@ mod http {
         url: &str,
         headers: &BTreeMap<String, String>,
         ssl_verify: &SslVerify,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, McpError> {
         let mut custom = HashMap::new();
         for (k, v) in headers {
-            let name = http::HeaderName::from_bytes(k.as_bytes())
-                .map_err(|e| format!("header `{k}`: {e}"))?;
-            let value = http::HeaderValue::from_str(v).map_err(|e| format!("header `{k}`: {e}"))?;
+            let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|error| {
+                McpError::HeaderName {
+                    name: k.clone(),
+                    error,
+                }
+            })?;
+            let value = http::HeaderValue::from_str(v).map_err(|error| McpError::HeaderValue {
+                name: k.clone(),
+                error,
+            })?;
             custom.insert(name, value);
         }
         let config =
@@ -1183,26 +1194,13 @@ mod http {
         let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
         match handler.serve(transport).await {
             Ok(session) => Ok(session),
-            Err(e) => {
-                let mut text = format!("initialize failed: {e}");
-                push_causes(&mut text, &e);
-                // rmcp keeps only reqwest's "error sending request": a
-                // request of our own names why it could not connect (a
-                // certificate refused, a connection refused).
-                if let Some(why) = connect_problem(&client, url).await {
-                    text.push_str(&format!(" (connecting: {why})"));
-                }
-                Err(text)
-            }
-        }
-    }
-
-    /// Appends `: cause` for each source of `e`.
-    fn push_causes(text: &mut String, e: &dyn std::error::Error) {
-        let mut source = e.source();
-        while let Some(cause) = source {
-            text.push_str(&format!(": {cause}"));
-            source = cause.source();
+            // rmcp keeps only reqwest's "error sending request": a
+            // request of our own names why it could not connect (a
+            // certificate refused, a connection refused).
+            Err(error) => Err(McpError::InitializeHttp {
+                error: Box::new(error),
+                connecting: connect_problem(&client, url).await,
+            }),
         }
     }
 
@@ -1215,8 +1213,7 @@ mod http {
             .send()
             .await;
         let e = result.err().filter(reqwest::Error::is_connect)?;
-        let mut text = String::new();
-        push_causes(&mut text, &e);
+        let text = crate::error::causes_text(&e);
         Some(text.trim_start_matches(": ").to_string())
     }
 }

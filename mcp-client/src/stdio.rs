@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 
 use hermes_procs::teardown::Target;
 
+use crate::McpError;
+
 /// The longest line (one message) read from a server.
 pub const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of a server's stderr is kept.
@@ -46,8 +48,11 @@ pub struct Spawned {
     pub transport: LineTransport,
 }
 
-/// Starts the child; `Err` is a message for the user.
-pub fn spawn(launch: &Launch, base: &hermes_procs::child_env::ChildEnv) -> Result<Spawned, String> {
+/// Starts the child; `Err` says why not, in words for the user.
+pub fn spawn(
+    launch: &Launch,
+    base: &hermes_procs::child_env::ChildEnv,
+) -> Result<Spawned, McpError> {
     let mut env = base.clone();
     for (k, v) in &launch.env {
         env.set(k.clone(), v.clone());
@@ -64,13 +69,14 @@ pub fn spawn(launch: &Launch, base: &hermes_procs::child_env::ChildEnv) -> Resul
     std::os::unix::process::CommandExt::process_group(&mut std_cmd, 0);
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", launch.command))?;
+    let mut child = cmd.spawn().map_err(|error| McpError::Spawn {
+        command: launch.command.clone(),
+        error,
+    })?;
     let pid = child
         .id()
         .and_then(|p| i32::try_from(p).ok())
-        .ok_or("the server exited at once")?;
+        .ok_or(McpError::ExitedAtOnce)?;
     let target = Target {
         pid,
         start: hermes_procs::scan::read(pid).map(|p| p.start),
@@ -79,7 +85,7 @@ pub fn spawn(launch: &Launch, base: &hermes_procs::child_env::ChildEnv) -> Resul
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err("the server's pipes could not be opened".into());
+        return Err(McpError::Pipes);
     };
     let tail = Arc::new(Mutex::new(Vec::new()));
     tokio::spawn(keep_tail(stderr, Arc::clone(&tail)));
