@@ -39,7 +39,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::options::{Limits, TOKEN_ENV};
+use crate::error::ServeError;
+use crate::options::Limits;
 use crate::server::HermesServer;
 
 /// The path the streamable HTTP endpoint is served at.
@@ -53,37 +54,36 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// A token as configured: surrounding whitespace dropped (a header value
 /// never carries it); a blank token is refused, as it would protect nothing.
-pub(super) fn vet_token(token: &str) -> Result<String, String> {
+pub(super) fn vet_token(token: &str) -> Result<String, ServeError> {
     let token = token.trim();
     if token.is_empty() {
-        return Err(format!(
-            "the bearer token (--token or {TOKEN_ENV}) is blank: set a real token, \
-             or unset it to serve on loopback without one"
-        ));
+        return Err(ServeError::BlankToken);
     }
     Ok(token.to_string())
 }
 
 /// `PORT` → `127.0.0.1:PORT`; `HOST:PORT` as given (names resolved). A
 /// non-loopback address needs a token.
-pub(super) fn address(addr: &str, has_token: bool) -> Result<SocketAddr, String> {
+pub(super) fn address(addr: &str, has_token: bool) -> Result<SocketAddr, ServeError> {
     let resolved: Vec<SocketAddr> = if let Ok(port) = addr.parse::<u16>() {
         vec![SocketAddr::from(([127, 0, 0, 1], port))]
     } else {
         addr.to_socket_addrs()
-            .map_err(|e| {
-                format!("invalid --http address `{addr}` (expected PORT or HOST:PORT): {e}")
+            .map_err(|error| ServeError::InvalidAddress {
+                addr: addr.to_owned(),
+                error,
             })?
             .collect()
     };
     let Some(first) = resolved.first().copied() else {
-        return Err(format!("--http address `{addr}` resolves to nothing"));
+        return Err(ServeError::NoAddress {
+            addr: addr.to_owned(),
+        });
     };
     if !has_token && resolved.iter().any(|a| !a.ip().is_loopback()) {
-        return Err(format!(
-            "refusing to serve on the non-loopback address `{addr}` without a token: \
-             set {TOKEN_ENV} (or --token)"
-        ));
+        return Err(ServeError::NoToken {
+            addr: addr.to_owned(),
+        });
     }
     Ok(first)
 }
@@ -163,13 +163,11 @@ pub(super) async fn serve(
     addr: SocketAddr,
     token: Option<String>,
     limits: Limits,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the listening address: {e}"))?;
+        .map_err(|error| ServeError::Listen { addr, error })?;
+    let local = listener.local_addr().map_err(ServeError::LocalAddress)?;
     let mut config =
         StreamableHttpServerConfig::default().with_max_request_body_bytes(limits.max_message_bytes);
     if !local.ip().is_loopback() {
@@ -617,5 +615,39 @@ impl SessionManager for BoundedSessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id);
         Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The option errors `serve --mcp` prints after `error: `, exactly.
+    #[test]
+    fn option_errors_say_what_they_said() {
+        assert_eq!(
+            vet_token("  ").unwrap_err().to_string(),
+            "the bearer token (--token or HERMES_MCP_TOKEN) is blank: set a real token, \
+             or unset it to serve on loopback without one"
+        );
+        assert_eq!(vet_token(" t0k ").ok().as_deref(), Some("t0k"));
+        let open = address("0.0.0.0:8080", false);
+        assert!(matches!(&open, Err(ServeError::NoToken { addr }) if addr == "0.0.0.0:8080"));
+        assert_eq!(
+            open.map_err(|e| e.to_string()),
+            Err(
+                "refusing to serve on the non-loopback address `0.0.0.0:8080` without a \
+                 token: set HERMES_MCP_TOKEN (or --token)"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            address("8080", false).ok(),
+            Some(SocketAddr::from(([127, 0, 0, 1], 8080)))
+        );
+        assert_eq!(
+            address("0.0.0.0:8080", true).ok(),
+            Some(SocketAddr::from(([0, 0, 0, 0], 8080)))
+        );
     }
 }

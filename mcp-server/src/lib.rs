@@ -14,7 +14,8 @@
 //! keep a client from growing the server without bound ([`Limits`]). On stdin
 //! EOF (stdio), SIGTERM, SIGINT or SIGHUP the server tears down the background
 //! processes its tools started (parent-first) and exits without waiting for
-//! tool calls still running.
+//! tool calls still running. What stops it from starting, or ends it
+//! abnormally, is a [`ServeError`].
 //!
 //! Notifications about background processes (`terminal` with
 //! `notify_on_complete` or `watch_patterns`) are sent to the client whose
@@ -23,6 +24,7 @@
 //! `warning` when watching stopped), with the event's JSON as `data`.
 
 mod approval;
+mod error;
 mod http;
 mod options;
 mod server;
@@ -32,6 +34,7 @@ use std::time::Duration;
 
 use hermes_runtime::Registry;
 
+pub use error::ServeError;
 pub use options::{Limits, ServeOptions, TOKEN_ENV};
 pub use server::{define_core_toolset, CORE, PROCESS_LOGGER};
 use server::{forward_process_notifications, HermesServer};
@@ -42,8 +45,9 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs the server until stdin closes (stdio), or SIGTERM / SIGINT / SIGHUP
 /// arrives (both); then tears down the background processes the tools
-/// started. `Err` is a message for stderr: bad options or a failed start.
-pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), String> {
+/// started. `Err` says why, as a message for stderr: bad options, a failed
+/// start, or a session that ended abnormally.
+pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), ServeError> {
     define_core_toolset(registry);
     let server = HermesServer::new(registry, &options)?;
     let token = match options.token {
@@ -58,7 +62,7 @@ pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), S
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(ServeError::Runtime)?;
     let limits = options.limits;
     let watchers = server.watchers.clone();
     let outcome = runtime.block_on(async move {
@@ -93,10 +97,13 @@ pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), S
 /// Resolves with the name of the first of SIGTERM, SIGINT, SIGHUP to arrive.
 /// The handlers are installed before this returns, so a signal sent right
 /// after the server starts is not lost.
-fn stop_signal() -> Result<impl std::future::Future<Output = &'static str>, String> {
+fn stop_signal() -> Result<impl std::future::Future<Output = &'static str>, ServeError> {
     use tokio::signal::unix::{signal, SignalKind};
-    let install = |kind: SignalKind, name: &str| {
-        signal(kind).map_err(|e| format!("cannot handle {name}: {e}"))
+    let install = |kind: SignalKind, name: &'static str| {
+        signal(kind).map_err(|error| ServeError::Signal {
+            signal: name,
+            error,
+        })
     };
     let mut term = install(SignalKind::terminate(), "SIGTERM")?;
     let mut int = install(SignalKind::interrupt(), "SIGINT")?;

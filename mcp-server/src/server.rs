@@ -19,6 +19,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::approval;
+use crate::error::ServeError;
 use crate::options::ServeOptions;
 
 /// The name of the default toolset: the core list of `toolsets.toml`.
@@ -128,7 +129,10 @@ pub(crate) struct HermesServer {
 impl HermesServer {
     /// Checks the options: every toolset must be known, every definition
     /// must have an MCP form.
-    pub(crate) fn new(registry: &'static Registry, options: &ServeOptions) -> Result<Self, String> {
+    pub(crate) fn new(
+        registry: &'static Registry,
+        options: &ServeOptions,
+    ) -> Result<Self, ServeError> {
         let session = Arc::new(hermes_tools::Session::new(
             options.profile.clone(),
             options.cwd.clone(),
@@ -143,11 +147,11 @@ impl HermesServer {
         };
         let defs = server.definitions_raw();
         if !defs.unknown.is_empty() {
-            return Err(format!("unknown toolset: {}", defs.unknown.join(", ")));
+            return Err(ServeError::UnknownToolsets(defs.unknown));
         }
         let (tools, problems) = server.tools();
         if !problems.is_empty() {
-            return Err(problems.join("\n"));
+            return Err(ServeError::NoMcpForm(problems));
         }
         if tools.is_empty() {
             eprintln!("warning: the selected toolsets expose no tool for this profile");

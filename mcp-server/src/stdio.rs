@@ -20,6 +20,7 @@ use tokio::sync::mpsc;
 
 use hermes_mcp_client::stdio::{read_line, Line};
 
+use crate::error::ServeError;
 use crate::options::Limits;
 use crate::server::HermesServer;
 
@@ -38,7 +39,7 @@ const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 
 /// Serves one session on stdin/stdout until stdin closes or the client goes.
-pub(super) async fn serve(server: HermesServer, limits: &Limits) -> Result<(), String> {
+pub(super) async fn serve(server: HermesServer, limits: &Limits) -> Result<(), ServeError> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (out_tx, out_rx) = mpsc::channel::<String>(OUTGOING_QUEUE);
     let (in_tx, in_rx) = mpsc::channel::<ClientJsonRpcMessage>(INCOMING_QUEUE);
@@ -58,8 +59,8 @@ pub(super) async fn serve(server: HermesServer, limits: &Limits) -> Result<(), S
             .waiting()
             .await
             .map(|_| ())
-            .map_err(|e| format!("MCP session over stdio ended abnormally: {e}")),
-        Err(e) => Err(format!("MCP session over stdio failed to start: {e}")),
+            .map_err(ServeError::StdioEnded),
+        Err(e) => Err(ServeError::StdioStart(Box::new(e))),
     };
     // Stdin may still be open (the client went away on stdout): stop reading,
     // then give the replies already queued a moment to go out.
