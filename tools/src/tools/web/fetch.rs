@@ -7,6 +7,9 @@
 //! with one address and be connected to on another (DNS rebinding). Every
 //! redirect hop is resolved, and so checked, the same way. Proxies from the
 //! environment are not used (a proxy would resolve the host instead of us).
+//!
+//! Both answer a [`FetchError`] when they fail (a policy refusal is one of
+//! its variants); `tool.rs` turns it into the model's text.
 
 use std::io::Read;
 use std::sync::{Arc, Mutex};
@@ -18,7 +21,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::Agent;
 
-use super::policy;
+use super::policy::{self, PolicyError};
 
 /// Sent as `User-Agent`.
 const USER_AGENT: &str = concat!("hermes-tools/", env!("CARGO_PKG_VERSION"));
@@ -32,6 +35,70 @@ pub struct Limits {
     /// Body bytes read at most; the rest is dropped.
     pub max_bytes: u64,
     pub max_redirects: u32,
+}
+
+/// Why a page or the search endpoint could not be read. `Display` gives a
+/// message meant for the model.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The URL is not `http://` or `https://`.
+    #[error("Invalid URL '{url}': only http and https URLs are fetched")]
+    NotHttp { url: String },
+    /// The URL does not parse.
+    #[error("Invalid URL '{url}': {error}")]
+    InvalidUrl {
+        url: String,
+        error: ureq::http::uri::InvalidUri,
+    },
+    /// The URL names no host.
+    #[error("Invalid URL '{url}': no host")]
+    NoHost { url: String },
+    /// The address policy refused the host (or a redirect's host).
+    #[error(transparent)]
+    Refused(#[from] PolicyError),
+    /// The whole fetch took longer than its limit; `secs` is the limit,
+    /// rounded to whole seconds.
+    #[error("Timed out after {secs} s")]
+    Timeout { secs: f64 },
+    /// The host name does not resolve.
+    #[error("Host not found")]
+    HostNotFound,
+    /// More redirects than allowed.
+    #[error("More than {max} redirects")]
+    TooManyRedirects { max: u32 },
+    /// A redirect could not be followed.
+    #[error("A redirect could not be followed")]
+    RedirectFailed,
+    /// Any other transport failure.
+    #[error("{0}")]
+    Transport(ureq::Error),
+    /// The server answered an error status.
+    #[error("HTTP {code}{}", reason.map_or_else(String::new, |r| format!(" {r}")))]
+    Status {
+        code: u16,
+        reason: Option<&'static str>,
+    },
+    /// The body did not arrive within the limit; `received` bytes did.
+    #[error("Timed out after {secs} s reading the page ({received} bytes received)")]
+    ReadTimeout { secs: f64, received: usize },
+    /// Reading the body failed otherwise.
+    #[error("Reading the page failed: {0}")]
+    Read(ureq::Error),
+    /// The search endpoint could not be reached; the error says why.
+    #[error("The search endpoint could not be reached: {0}")]
+    SearchUnreachable(Box<FetchError>),
+    /// The search endpoint answered an error status.
+    #[error(
+        "The search endpoint answered HTTP {code}{}",
+        if matches!(code, 401 | 403) { " (check the profile's search API key)" } else { "" }
+    )]
+    SearchStatus { code: u16 },
+    /// The search results could not be read.
+    #[error("Reading the search results failed: {0}")]
+    SearchRead(ureq::Error),
+    /// The search endpoint's answer is not JSON.
+    #[error("The search endpoint did not answer JSON: {0}")]
+    SearchNotJson(serde_json::Error),
 }
 
 /// A fetched page.
@@ -49,11 +116,11 @@ pub struct Page {
 #[derive(Debug)]
 struct GuardedResolver {
     access: policy::Access,
-    refusal: Arc<Mutex<Option<String>>>,
+    refusal: Arc<Mutex<Option<PolicyError>>>,
 }
 
 impl GuardedResolver {
-    fn refuse(&self, why: String) -> ureq::Error {
+    fn refuse(&self, why: PolicyError) -> ureq::Error {
         *self.refusal.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
         ureq::Error::Io(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
@@ -92,18 +159,21 @@ pub fn get_page(
     url: &str,
     access: impl Into<policy::Access>,
     limits: Limits,
-) -> Result<Page, String> {
+) -> Result<Page, FetchError> {
     let lower = url.to_ascii_lowercase();
     if !lower.starts_with("http://") && !lower.starts_with("https://") {
-        return Err(format!(
-            "Invalid URL '{url}': only http and https URLs are fetched"
-        ));
+        return Err(FetchError::NotHttp {
+            url: url.to_owned(),
+        });
     }
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("Invalid URL '{url}': {e}"))?;
+    let uri: Uri = url.parse().map_err(|error| FetchError::InvalidUrl {
+        url: url.to_owned(),
+        error,
+    })?;
     if uri.host().is_none_or(str::is_empty) {
-        return Err(format!("Invalid URL '{url}': no host"));
+        return Err(FetchError::NoHost {
+            url: url.to_owned(),
+        });
     }
     let refusal = Arc::new(Mutex::new(None));
     let config = Config::builder()
@@ -132,18 +202,15 @@ pub fn get_page(
         Ok(r) => r,
         Err(e) => {
             let refused = refusal.lock().unwrap_or_else(|e| e.into_inner()).take();
-            return Err(refused.unwrap_or_else(|| describe(&e, limits)));
+            return Err(refused.map_or_else(|| describe(e, limits), FetchError::Refused));
         }
     };
     let status = response.status();
     if !status.is_success() {
-        return Err(format!(
-            "HTTP {} {}",
-            status.as_u16(),
-            status.canonical_reason().unwrap_or("")
-        )
-        .trim_end()
-        .to_string());
+        return Err(FetchError::Status {
+            code: status.as_u16(),
+            reason: status.canonical_reason().filter(|r| !r.is_empty()),
+        });
     }
     let final_url = ureq::ResponseExt::get_uri(&response).to_string();
     let content_type = response
@@ -159,12 +226,11 @@ pub fn get_page(
         .take(limits.max_bytes + 1)
         .read_to_end(&mut body)
         .map_err(|e| match ureq::Error::from(e) {
-            ureq::Error::Timeout(_) => format!(
-                "Timed out after {} s reading the page ({} bytes received)",
-                limits.timeout.as_secs_f64().round(),
-                body.len()
-            ),
-            other => format!("Reading the page failed: {other}"),
+            ureq::Error::Timeout(_) => FetchError::ReadTimeout {
+                secs: limits.timeout.as_secs_f64().round(),
+                received: body.len(),
+            },
+            other => FetchError::Read(other),
         })?;
     let cut = body.len() as u64 > limits.max_bytes;
     body.truncate(usize::try_from(limits.max_bytes).unwrap_or(usize::MAX));
@@ -185,7 +251,7 @@ pub fn search(
     query: &str,
     count: u64,
     timeout: Duration,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, FetchError> {
     let config = Config::builder()
         .timeout_global(Some(timeout))
         .max_redirects(0)
@@ -203,51 +269,42 @@ pub fn search(
         .header("X-Subscription-Token", key)
         .call()
         .map_err(|e| {
-            format!(
-                "The search endpoint could not be reached: {}",
-                describe(
-                    &e,
-                    Limits {
-                        timeout,
-                        max_bytes: 0,
-                        max_redirects: 0,
-                    }
-                )
-            )
+            FetchError::SearchUnreachable(Box::new(describe(
+                e,
+                Limits {
+                    timeout,
+                    max_bytes: 0,
+                    max_redirects: 0,
+                },
+            )))
         })?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!(
-            "The search endpoint answered HTTP {}{}",
-            status.as_u16(),
-            if matches!(status.as_u16(), 401 | 403) {
-                " (check the profile's search API key)"
-            } else {
-                ""
-            }
-        ));
+        return Err(FetchError::SearchStatus {
+            code: status.as_u16(),
+        });
     }
     let text = response
         .body_mut()
         .with_config()
         .limit(4 * 1024 * 1024)
         .read_to_string()
-        .map_err(|e| format!("Reading the search results failed: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| format!("The search endpoint did not answer JSON: {e}"))
+        .map_err(FetchError::SearchRead)?;
+    serde_json::from_str(&text).map_err(FetchError::SearchNotJson)
 }
 
-/// A transport error in words.
-fn describe(e: &ureq::Error, limits: Limits) -> String {
+/// A transport error as a [`FetchError`].
+fn describe(e: ureq::Error, limits: Limits) -> FetchError {
     match e {
-        ureq::Error::Timeout(_) => {
-            format!("Timed out after {} s", limits.timeout.as_secs_f64().round())
-        }
-        ureq::Error::HostNotFound => "Host not found".to_string(),
-        ureq::Error::TooManyRedirects => {
-            format!("More than {} redirects", limits.max_redirects)
-        }
-        ureq::Error::RedirectFailed => "A redirect could not be followed".to_string(),
-        other => other.to_string(),
+        ureq::Error::Timeout(_) => FetchError::Timeout {
+            secs: limits.timeout.as_secs_f64().round(),
+        },
+        ureq::Error::HostNotFound => FetchError::HostNotFound,
+        ureq::Error::TooManyRedirects => FetchError::TooManyRedirects {
+            max: limits.max_redirects,
+        },
+        ureq::Error::RedirectFailed => FetchError::RedirectFailed,
+        other => FetchError::Transport(other),
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use super::{get_page, Limits};
+use super::{get_page, FetchError, Limits};
 
 /// Serves every connection with `respond(path)` on 127.0.0.1; the port.
 fn serve(respond: fn(&str, u16) -> (Duration, String)) -> u16 {
@@ -72,14 +72,36 @@ fn time_size_and_redirect_limits() {
 
     let started = Instant::now();
     let err = get_page(&url("/slow"), true, limits(300, 100)).unwrap_err();
-    assert!(err.contains("Timed out"), "{err}");
+    assert!(matches!(err, FetchError::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains("Timed out"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(2));
 
     let err = get_page(&url("/loop"), true, limits(5000, 100)).unwrap_err();
-    assert!(err.contains("redirect"), "{err}");
+    assert_eq!(err.to_string(), "More than 2 redirects");
 
     let err = get_page("ftp://127.0.0.1/x", true, limits(5000, 100)).unwrap_err();
-    assert!(err.contains("only http and https"), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "Invalid URL 'ftp://127.0.0.1/x': only http and https URLs are fetched"
+    );
+
+    let err = get_page(&url("/"), false, limits(5000, 100)).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            FetchError::Refused(super::PolicyError::Restricted {
+                kind: "loopback",
+                ..
+            })
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "Blocked: 127.0.0.1 resolves to 127.0.0.1, a loopback address. Private and \
+         loopback addresses are refused unless the profile allows them \
+         (HERMES_ALLOW_PRIVATE_URLS)."
+    );
 }
 
 /// Accepts one connection on 127.0.0.1 and answers a page whose body comes
@@ -123,7 +145,8 @@ fn a_body_trickled_past_the_timeout_is_cut_off() {
         true,
         limits(600, 1000),
     )
-    .unwrap_err();
+    .unwrap_err()
+    .to_string();
     assert!(
         err.starts_with("Timed out after 1 s reading the page (")
             && err.ends_with(" bytes received)"),

@@ -11,6 +11,10 @@
 //! compatible, NAT64, 6to4) are judged as the IPv4 address they carry, so
 //! `::ffff:169.254.169.254` is link-local too. Hosts on the profile's
 //! `security.website_blocklist` are refused by name ([`Access`]).
+//!
+//! A refusal is a [`PolicyError`], whose `Display` is the model's text;
+//! `fetch.rs` carries it in a `FetchError` and `tool.rs` turns it into the
+//! page's `error` string.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -26,6 +30,41 @@ const MAX_BLOCKLIST_FILE_BYTES: u64 = 1 << 20;
 
 /// Host names refused whatever they resolve to.
 const BLOCKED_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
+
+/// Why the policy refuses a host. `Display` gives a message meant for the
+/// model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PolicyError {
+    /// The host resolves to a loopback or private address ([`Class::Restricted`])
+    /// and the profile does not allow those.
+    #[error(
+        "Blocked: {host} resolves to {ip}, a {kind} address. Private and loopback \
+         addresses are refused unless the profile allows them ({ALLOW_PRIVATE_SETTING})."
+    )]
+    Restricted {
+        host: String,
+        ip: IpAddr,
+        kind: &'static str,
+    },
+    /// The host resolves to an address never fetched ([`Class::Forbidden`]).
+    #[error("Blocked: {host} resolves to {ip}, a {kind} address, which is never fetched.")]
+    Forbidden {
+        host: String,
+        ip: IpAddr,
+        kind: &'static str,
+    },
+    /// The host name is a cloud metadata endpoint.
+    #[error("Blocked: {host} is a cloud metadata endpoint, which is never fetched.")]
+    MetadataHost { host: String },
+    /// The profile's `security.website_blocklist` names the host: `rule`,
+    /// read `from` `config.yaml` or a shared file.
+    #[error("Blocked: {host} is on the profile's website blocklist (rule `{rule}` from {from})")]
+    Blocklisted {
+        host: String,
+        rule: String,
+        from: String,
+    },
+}
 
 /// What a profile lets the web tools reach, read once per call.
 #[derive(Debug, Clone, Default)]
@@ -83,7 +122,7 @@ impl Access {
 
     /// Refuses a host the blocklist names: `example.com` blocks it and its
     /// subdomains, `*.example.com` only its subdomains.
-    pub fn check_blocklist(&self, host: &str) -> Result<(), String> {
+    pub fn check_blocklist(&self, host: &str) -> Result<(), PolicyError> {
         let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
         let hit = self
             .blocklist
@@ -93,9 +132,11 @@ impl Access {
                 None => host == *rule || host.ends_with(&format!(".{rule}")),
             });
         match hit {
-            Some((rule, from)) => Err(format!(
-                "Blocked: {host} is on the profile's website blocklist (rule `{rule}` from {from})"
-            )),
+            Some((rule, from)) => Err(PolicyError::Blocklisted {
+                host,
+                rule: rule.clone(),
+                from: from.clone(),
+            }),
             None => Ok(()),
         }
     }
@@ -215,17 +256,20 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 }
 
 /// `Ok` when `ip` may be fetched; else why not.
-pub fn check_ip(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), String> {
+pub fn check_ip(host: &str, ip: IpAddr, allow_private: bool) -> Result<(), PolicyError> {
     match classify(ip) {
         Class::Public => Ok(()),
         Class::Restricted(_) if allow_private => Ok(()),
-        Class::Restricted(kind) => Err(format!(
-            "Blocked: {host} resolves to {ip}, a {kind} address. Private and loopback \
-             addresses are refused unless the profile allows them ({ALLOW_PRIVATE_SETTING})."
-        )),
-        Class::Forbidden(kind) => Err(format!(
-            "Blocked: {host} resolves to {ip}, a {kind} address, which is never fetched."
-        )),
+        Class::Restricted(kind) => Err(PolicyError::Restricted {
+            host: host.to_owned(),
+            ip,
+            kind,
+        }),
+        Class::Forbidden(kind) => Err(PolicyError::Forbidden {
+            host: host.to_owned(),
+            ip,
+            kind,
+        }),
     }
 }
 
@@ -236,19 +280,17 @@ pub fn check_all(
     host: &str,
     addrs: &[std::net::SocketAddr],
     allow_private: bool,
-) -> Result<(), String> {
+) -> Result<(), PolicyError> {
     addrs
         .iter()
         .try_for_each(|a| check_ip(host, a.ip(), allow_private))
 }
 
 /// `Ok` unless the host name itself is refused.
-pub fn check_host(host: &str) -> Result<(), String> {
+pub fn check_host(host: &str) -> Result<(), PolicyError> {
     let host = host.trim_end_matches('.').to_ascii_lowercase();
     if BLOCKED_HOSTS.contains(&host.as_str()) {
-        return Err(format!(
-            "Blocked: {host} is a cloud metadata endpoint, which is never fetched."
-        ));
+        return Err(PolicyError::MetadataHost { host });
     }
     Ok(())
 }
@@ -319,7 +361,21 @@ mod tests {
         for ip in ["169.254.1.1", "fe80::1", "::ffff:169.254.1.1"] {
             let ip: IpAddr = ip.parse().unwrap_or_else(|e| panic!("{ip}: {e}"));
             let err = check_ip("x", ip, true).unwrap_err();
-            assert!(err.contains("link-local") && err.contains("never"), "{err}");
+            assert!(
+                matches!(
+                    err,
+                    PolicyError::Forbidden {
+                        kind: "link-local",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            let text = err.to_string();
+            assert!(
+                text.contains("link-local") && text.contains("never"),
+                "{text}"
+            );
         }
         assert!(check_host("metadata.google.internal.").is_err());
         let mixed: Vec<std::net::SocketAddr> = vec![
@@ -327,8 +383,44 @@ mod tests {
             "10.0.0.7:80".parse().unwrap_or_else(|e| panic!("{e}")),
         ];
         let err = check_all("rebind.example", &mixed, false).unwrap_err();
-        assert!(err.contains("10.0.0.7"), "{err}");
+        assert!(err.to_string().contains("10.0.0.7"), "{err}");
         assert!(check_all("rebind.example", &mixed[..1], false).is_ok());
         assert!(check_host("example.com").is_ok());
+    }
+
+    /// The refusals' words, which the model reads, exactly.
+    #[test]
+    fn refusals_say_what_they_said() {
+        let private: IpAddr = [10, 0, 0, 7].into();
+        assert_eq!(
+            check_ip("h.example", private, false)
+                .unwrap_err()
+                .to_string(),
+            "Blocked: h.example resolves to 10.0.0.7, a private address. Private and \
+             loopback addresses are refused unless the profile allows them \
+             (HERMES_ALLOW_PRIVATE_URLS)."
+        );
+        let md: IpAddr = [169, 254, 169, 254].into();
+        assert_eq!(
+            check_ip("h.example", md, true).unwrap_err().to_string(),
+            "Blocked: h.example resolves to 169.254.169.254, a cloud metadata address, \
+             which is never fetched."
+        );
+        assert_eq!(
+            check_host("Metadata.Goog.").unwrap_err().to_string(),
+            "Blocked: metadata.goog is a cloud metadata endpoint, which is never fetched."
+        );
+        let access = Access {
+            allow_private: false,
+            blocklist: vec![("example.com".to_string(), "config.yaml".to_string())],
+        };
+        assert_eq!(
+            access
+                .check_blocklist("WWW.Example.com.")
+                .unwrap_err()
+                .to_string(),
+            "Blocked: www.example.com is on the profile's website blocklist \
+             (rule `example.com` from config.yaml)"
+        );
     }
 }

@@ -189,7 +189,7 @@ fn extract_one(
     };
     let page = match fetch::get_page(url, access.clone(), limits) {
         Ok(page) => page,
-        Err(e) => return failed(e),
+        Err(e) => return failed(e.to_string()),
     };
     let final_url = page.final_url.clone();
     let cut = page.cut;
@@ -381,7 +381,8 @@ pub fn web_search(
         .secret(SEARCH_ENDPOINT_SETTING)
         .unwrap_or_else(|| DEFAULT_SEARCH_ENDPOINT.to_string());
     let limit = limit.unwrap_or(5).clamp(1, 20);
-    let answer = fetch::search(&endpoint, &key, query, limit, SEARCH_TIMEOUT)?;
+    let answer =
+        fetch::search(&endpoint, &key, query, limit, SEARCH_TIMEOUT).map_err(|e| e.to_string())?;
     let web: Vec<Value> = results(&answer)
         .iter()
         .take(usize::try_from(limit).unwrap_or(20))
