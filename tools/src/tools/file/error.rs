@@ -147,6 +147,9 @@ pub enum FileError {
          an absolute path"
     )]
     PatchTraversal { path: String },
+    /// A V4A move's destination exists already.
+    #[error("{path} already exists; nothing was moved onto it")]
+    MoveTargetExists { path: String },
     /// The V4A patch does not parse.
     #[error("Could not parse the patch: {message}")]
     PatchParse { message: String },

@@ -179,84 +179,76 @@ struct GuardedFiles<'g> {
 }
 
 impl GuardedFiles<'_> {
-    fn full(&self, path: &str) -> Result<PathBuf, String> {
-        (self.guard)(path).map_err(|e| e.to_string())
+    fn full(&self, path: &str) -> Result<PathBuf, FileError> {
+        (self.guard)(path)
     }
 
     /// The real path of an existing regular file to remove or move.
-    fn existing(&self, path: &str, action: &'static str) -> Result<PathBuf, String> {
+    fn existing(&self, path: &str, action: &'static str) -> Result<PathBuf, FileError> {
         let full = self.full(path)?;
-        let real =
-            real_write_path(&full).map_err(|e| FileError::from_io(&e, path, action).to_string())?;
+        let real = real_write_path(&full).map_err(|e| FileError::from_io(&e, path, action))?;
         if let Some(reason) = special_location(&real) {
             return Err(FileError::Special {
                 path: path.to_owned(),
                 action,
                 reason,
-            }
-            .to_string());
+            });
         }
-        let meta = fs::symlink_metadata(&full)
-            .map_err(|e| FileError::from_io(&e, path, action).to_string())?;
+        let meta = fs::symlink_metadata(&full).map_err(|e| FileError::from_io(&e, path, action))?;
         if meta.is_dir() {
             return Err(FileError::IsDirectory {
                 path: path.to_owned(),
-            }
-            .to_string());
+            });
         }
         if let Some(kind) = special_kind(&meta) {
             return Err(FileError::Special {
                 path: path.to_owned(),
                 action,
                 reason: format!("it is {kind}, not a regular file"),
-            }
-            .to_string());
+            });
         }
         Ok(full)
     }
 }
 
 impl v4a::Files for GuardedFiles<'_> {
-    fn read(&mut self, path: &str) -> Result<String, String> {
+    fn read(&mut self, path: &str) -> Result<String, FileError> {
         let full = self.full(path)?;
-        read_text(&full, path).map_err(|e| e.to_string())
+        read_text(&full, path)
     }
 
-    fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
+    fn write(&mut self, path: &str, content: &str) -> Result<(), FileError> {
         let full = self.full(path)?;
-        write_text(&full, path, content)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        write_text(&full, path, content).map(|_| ())
     }
 
-    fn delete(&mut self, path: &str) -> Result<(), String> {
+    fn delete(&mut self, path: &str) -> Result<(), FileError> {
         // A symlink is removed itself, not its target.
         let full = self.existing(path, "delete")?;
-        fs::remove_file(&full).map_err(|e| FileError::from_io(&e, path, "delete").to_string())
+        fs::remove_file(&full).map_err(|e| FileError::from_io(&e, path, "delete"))
     }
 
-    fn rename(&mut self, from: &str, to: &str) -> Result<(), String> {
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), FileError> {
         let source = self.existing(from, "move")?;
         let dest = self.full(to)?;
-        let real =
-            real_write_path(&dest).map_err(|e| FileError::from_io(&e, to, "move").to_string())?;
+        let real = real_write_path(&dest).map_err(|e| FileError::from_io(&e, to, "move"))?;
         if let Some(reason) = special_location(&real) {
             return Err(FileError::Special {
                 path: to.to_owned(),
                 action: "move",
                 reason,
-            }
-            .to_string());
+            });
         }
         if fs::symlink_metadata(&dest).is_ok() {
-            return Err(format!("{to} already exists; nothing was moved onto it"));
+            return Err(FileError::MoveTargetExists {
+                path: to.to_owned(),
+            });
         }
         if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|e| {
-                FileError::from_io(&e, to, "create the parent directories of").to_string()
-            })?;
+            fs::create_dir_all(parent)
+                .map_err(|e| FileError::from_io(&e, to, "create the parent directories of"))?;
         }
-        fs::rename(&source, &dest).map_err(|e| FileError::from_io(&e, from, "move").to_string())
+        fs::rename(&source, &dest).map_err(|e| FileError::from_io(&e, from, "move"))
     }
 }
 
@@ -275,7 +267,9 @@ pub fn patch_v4a(guard: WriteGuard<'_>, patch: &str) -> Result<PatchOutput, File
             resolved.push(shown);
         }
     }
-    let ops = v4a::parse(patch).map_err(|message| FileError::PatchParse { message })?;
+    let ops = v4a::parse(patch).map_err(|e| FileError::PatchParse {
+        message: e.to_string(),
+    })?;
     let mut files = GuardedFiles { guard };
     match v4a::apply(&ops, &mut files, MAX_EDIT_FILE_BYTES) {
         Ok(done) => Ok(PatchOutput {

@@ -12,8 +12,14 @@
 //!
 //! Bounds: at most [`MAX_OPERATIONS`] operations and [`MAX_HUNKS`] hunks
 //! per patch, and all matching of one patch shares one [`Budget`].
+//!
+//! Errors: [`parse`] answers a [`ParseError`]; a [`Files`] operation a
+//! [`FileError`]; applying an update a [`PatchError`]. Checking and applying
+//! collect their texts per operation into a [`Failure`], which `patch.rs`
+//! turns into a [`FileError`].
 
 use super::diff;
+use super::error::FileError;
 use super::fuzzy::{self, MatchError};
 use super::seqmatch::Budget;
 use regex::Regex;
@@ -23,6 +29,77 @@ use std::sync::LazyLock;
 pub const MAX_OPERATIONS: usize = 200;
 /// Hunks one patch may hold, over all its files.
 pub const MAX_HUNKS: usize = 2000;
+
+/// Why a patch does not parse. `Display` gives a message meant for the
+/// model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// Over [`MAX_OPERATIONS`] operations or [`MAX_HUNKS`] hunks.
+    #[error(
+        "the patch has more than {MAX_OPERATIONS} file operations or \
+         {MAX_HUNKS} hunks; split it into several patches"
+    )]
+    TooLarge,
+    /// Operations lacking a part; each problem in patch order.
+    #[error(
+        "{}",
+        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Incomplete { problems: Vec<Incomplete> },
+}
+
+/// An operation lacking a part.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Incomplete {
+    #[error("an operation has an empty file path")]
+    EmptyPath,
+    #[error("Update File {path:?} has no hunks (lines starting with ' ', '-' or '+')")]
+    NoHunks { path: String },
+    #[error("Move File {path:?} has no destination (write it as 'from -> to')")]
+    NoDestination { path: String },
+}
+
+/// Why an update could not be carried out. `Display` gives a message meant
+/// for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchError {
+    /// Reading or writing the file failed.
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// An insert-only hunk's hint occurs more than once.
+    #[error(
+        "the hint {hint:?} of an insert-only hunk occurs {count} times; \
+         give a hint that occurs once"
+    )]
+    AmbiguousHint { hint: String, count: usize },
+    /// A hunk's lines did not match, not even near its hint.
+    #[error("a hunk could not be applied: {0}")]
+    HunkNotApplied(Mismatch),
+}
+
+/// Why a hunk's lines did not match: the matching error and, when they
+/// were not found, the closest lines of the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", mismatch_text(cause, closest.as_deref()))]
+pub struct Mismatch {
+    pub cause: MatchError,
+    pub closest: Option<String>,
+}
+
+/// The words of a [`Mismatch`].
+fn mismatch_text(cause: &MatchError, closest: Option<&str>) -> String {
+    match cause {
+        MatchError::NotFound { .. } => {
+            let mut msg = "the lines to replace were not found".to_owned();
+            if let Some(hint) = closest {
+                msg.push_str("\n\nClosest lines in the file:\n");
+                msg.push_str(hint);
+            }
+            msg
+        }
+        other => other.to_string(),
+    }
+}
 
 /// What an operation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +177,7 @@ pub fn header_paths(patch: &str) -> Vec<String> {
 /// Parses a patch. A patch without operations parses to none; the errors
 /// are an operation without a path, an update without hunks, a move
 /// without a destination, and a patch over the bounds.
-pub fn parse(patch: &str) -> Result<Vec<FileOp>, String> {
+pub fn parse(patch: &str) -> Result<Vec<FileOp>, ParseError> {
     let lines: Vec<&str> = patch.split('\n').collect();
     let mut begin = None;
     let mut end = lines.len();
@@ -134,10 +211,7 @@ pub fn parse(patch: &str) -> Result<Vec<FileOp>, String> {
     };
     for line in lines.iter().take(end).skip(first).copied() {
         if ops.len() > MAX_OPERATIONS || hunks > MAX_HUNKS {
-            return Err(format!(
-                "the patch has more than {MAX_OPERATIONS} file operations or \
-                 {MAX_HUNKS} hunks; split it into several patches"
-            ));
+            return Err(ParseError::TooLarge);
         }
         if let Some(c) = captures(&UPDATE, line) {
             close(&mut current, &mut hunk, &mut ops);
@@ -179,44 +253,39 @@ pub fn parse(patch: &str) -> Result<Vec<FileOp>, String> {
     }
     close(&mut current, &mut hunk, &mut ops);
     if ops.len() > MAX_OPERATIONS || hunks > MAX_HUNKS {
-        return Err(format!(
-            "the patch has more than {MAX_OPERATIONS} file operations or \
-             {MAX_HUNKS} hunks; split it into several patches"
-        ));
+        return Err(ParseError::TooLarge);
     }
-    let mut errors = Vec::new();
+    let mut problems = Vec::new();
     for op in &ops {
         if op.path.is_empty() {
-            errors.push("an operation has an empty file path".to_owned());
+            problems.push(Incomplete::EmptyPath);
         }
         if op.kind == Kind::Update && op.hunks.is_empty() {
-            errors.push(format!(
-                "Update File {:?} has no hunks (lines starting with ' ', '-' or '+')",
-                op.path
-            ));
+            problems.push(Incomplete::NoHunks {
+                path: op.path.clone(),
+            });
         }
         if op.kind == Kind::Move && op.to.as_deref().is_none_or(str::is_empty) {
-            errors.push(format!(
-                "Move File {:?} has no destination (write it as 'from -> to')",
-                op.path
-            ));
+            problems.push(Incomplete::NoDestination {
+                path: op.path.clone(),
+            });
         }
     }
-    if errors.is_empty() {
+    if problems.is_empty() {
         Ok(ops)
     } else {
-        Err(errors.join("; "))
+        Err(ParseError::Incomplete { problems })
     }
 }
 
 /// The file system as the patch sees it. Paths are the patch's own.
 pub trait Files {
     /// The whole text of a file, or why it cannot be had.
-    fn read(&mut self, path: &str) -> Result<String, String>;
+    fn read(&mut self, path: &str) -> Result<String, FileError>;
     /// Writes a file whole, creating its folder.
-    fn write(&mut self, path: &str, content: &str) -> Result<(), String>;
-    fn delete(&mut self, path: &str) -> Result<(), String>;
-    fn rename(&mut self, from: &str, to: &str) -> Result<(), String>;
+    fn write(&mut self, path: &str, content: &str) -> Result<(), FileError>;
+    fn delete(&mut self, path: &str) -> Result<(), FileError>;
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), FileError>;
 }
 
 /// What an applied patch did.
@@ -255,18 +324,14 @@ fn occurrences(text: &str, needle: &str) -> usize {
     count
 }
 
-fn match_message(e: &MatchError, pattern: &str, content: &str, budget: &mut Budget) -> String {
-    match e {
-        MatchError::NotFound { .. } => {
-            let mut msg = "the lines to replace were not found".to_owned();
-            if let Some(hint) = fuzzy::closest_lines(pattern, content, budget) {
-                msg.push_str("\n\nClosest lines in the file:\n");
-                msg.push_str(&hint);
-            }
-            msg
-        }
-        other => other.to_string(),
-    }
+/// `e` as a [`Mismatch`]: for lines not found, with the closest lines of
+/// `content` to `pattern`.
+fn mismatch(e: MatchError, pattern: &str, content: &str, budget: &mut Budget) -> Mismatch {
+    let closest = match e {
+        MatchError::NotFound { .. } => fuzzy::closest_lines(pattern, content, budget),
+        _ => None,
+    };
+    Mismatch { cause: e, closest }
 }
 
 /// Checks every operation without writing (see the module comment).
@@ -344,7 +409,7 @@ fn check(ops: &[FileOp], files: &mut dyn Files, max_len: u64, budget: &mut Budge
                                 "{}: hunk {} {label}: {}",
                                 op.path,
                                 n + 1,
-                                match_message(&e, &pattern, &text, budget)
+                                mismatch(e, &pattern, &text, budget)
                             ));
                         }
                     }
@@ -365,7 +430,7 @@ fn updated(
     hunks: &[Hunk],
     max_len: u64,
     budget: &mut Budget,
-) -> Result<String, String> {
+) -> Result<String, PatchError> {
     let mut text = current.to_owned();
     for hunk in hunks {
         let search = hunk.texts(&[' ', '-']);
@@ -390,11 +455,11 @@ fn updated(
                             None => format!("{text}\n{insert}"),
                         }
                     }
-                    k => {
-                        return Err(format!(
-                            "the hint {hint:?} of an insert-only hunk occurs {k} times; \
-                             give a hint that occurs once"
-                        ))
+                    count => {
+                        return Err(PatchError::AmbiguousHint {
+                            hint: hint.to_owned(),
+                            count,
+                        })
                     }
                 },
             };
@@ -425,10 +490,9 @@ fn updated(
                 match near {
                     Some(t) => text = t,
                     None => {
-                        return Err(format!(
-                            "a hunk could not be applied: {}",
-                            match_message(&first, &pattern, &text, budget)
-                        ))
+                        return Err(PatchError::HunkNotApplied(mismatch(
+                            first, &pattern, &text, budget,
+                        )))
                     }
                 }
             }
@@ -521,7 +585,7 @@ fn apply_within(
                 }
             }
             Kind::Update => {
-                let result = files.read(path).and_then(|old| {
+                let result = files.read(path).map_err(PatchError::File).and_then(|old| {
                     let new = updated(&old, &op.hunks, max_len, &mut budget)?;
                     files.write(path, &new)?;
                     Ok((old, new))

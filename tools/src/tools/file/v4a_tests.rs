@@ -8,22 +8,30 @@ use std::collections::BTreeMap;
 #[derive(Default)]
 struct Mem(BTreeMap<String, String>);
 
-impl Files for Mem {
-    fn read(&mut self, path: &str) -> Result<String, String> {
-        self.0.get(path).cloned().ok_or_else(|| "not found".into())
+/// What [`Mem`] answers for a file it does not hold.
+fn not_found(path: &str) -> FileError {
+    FileError::FileNotFound {
+        path: path.into(),
+        similar: Vec::new(),
     }
-    fn write(&mut self, path: &str, content: &str) -> Result<(), String> {
+}
+
+impl Files for Mem {
+    fn read(&mut self, path: &str) -> Result<String, FileError> {
+        self.0.get(path).cloned().ok_or_else(|| not_found(path))
+    }
+    fn write(&mut self, path: &str, content: &str) -> Result<(), FileError> {
         self.0.insert(path.into(), content.into());
         Ok(())
     }
-    fn delete(&mut self, path: &str) -> Result<(), String> {
+    fn delete(&mut self, path: &str) -> Result<(), FileError> {
         self.0
             .remove(path)
             .map(|_| ())
-            .ok_or_else(|| "missing".into())
+            .ok_or_else(|| not_found(path))
     }
-    fn rename(&mut self, from: &str, to: &str) -> Result<(), String> {
-        let text = self.0.remove(from).ok_or("missing")?;
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), FileError> {
+        let text = self.0.remove(from).ok_or_else(|| not_found(from))?;
         self.0.insert(to.into(), text);
         Ok(())
     }
@@ -176,11 +184,26 @@ fn too_many_operations_or_hunks_are_refused_unapplied() {
         .map(|i| format!("*** Delete File: f{i}\n"))
         .collect();
     let e = parse(&many).unwrap_err();
-    assert!(e.contains("split it"), "{e}");
+    assert_eq!(e, ParseError::TooLarge);
+    assert_eq!(
+        e.to_string(),
+        "the patch has more than 200 file operations or 2000 hunks; split it into several patches"
+    );
     let hunks: String = std::iter::once("*** Update File: a\n".to_owned())
         .chain((0..=MAX_HUNKS).map(|i| format!("@@ h{i} @@\n-x{i}\n+y\n")))
         .collect();
-    assert!(parse(&hunks).unwrap_err().contains("hunks"));
+    assert_eq!(parse(&hunks).unwrap_err(), ParseError::TooLarge);
+}
+
+#[test]
+fn incomplete_operations_are_named_in_patch_order() {
+    let e = parse("*** Update File: a\n*** Move File: b -> \n*** Delete File: \n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Update File \"a\" has no hunks (lines starting with ' ', '-' or '+'); \
+         Move File \"b\" has no destination (write it as 'from -> to'); \
+         an operation has an empty file path"
+    );
 }
 
 #[test]
