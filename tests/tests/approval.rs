@@ -5,8 +5,10 @@
 //! callback before the process-wide one, and a pre-call hook of another
 //! tool asking the same way.
 //!
-//! The callback and the switch are process-wide: every test here holds
-//! [`SERIAL`] and restores them.
+//! Each test's callback and operator switch are its context's own
+//! (`ToolContext::with_approval_callback`, `with_yolo`), so the tests run
+//! in parallel; the process-wide ones are tested in
+//! `approval_process_wide.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
