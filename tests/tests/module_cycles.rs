@@ -582,17 +582,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         &["definitions", "disclosure", "registry"],
     ),
     (
-        "hermes-runtime (hermes_runtime)",
-        &[
-            "dialect",
-            "dialect::checks",
-            "dialect::envelope",
-            "dialect::inline",
-            "dialect::passes",
-            "dialect::rules",
-        ],
-    ),
-    (
         "hermes-tool-model (hermes_tool_model)",
         &["crate", "params"],
     ),

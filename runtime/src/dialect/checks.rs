@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::base::{tag_issues, Dialect, DialectIssue, Found, MAX_SCHEMA_DEPTH};
 use super::envelope::check_envelope;
 use super::keywords::{
     constrains_one_kind, property_names, required_names, type_names, JSON_TYPES, TYPING_KEYS,
@@ -10,7 +11,6 @@ use super::keywords::{
 };
 use super::rules::{Envelope, Formats, Objects, Rules, TypeList, Untyped};
 use super::walk::{walk, At, Visitor};
-use super::{Dialect, DialectIssue, Found, MAX_SCHEMA_DEPTH};
 
 /// Validates a tool already in `dialect` form (the output of [`rewrite`](super::rewrite))
 /// against that dialect's rules; empty when it conforms.
@@ -76,7 +76,7 @@ pub fn check(tool_in_dialect_form: &Value, dialect: Dialect) -> Vec<DialectIssue
             }
         }
     }
-    super::tag_issues(found, dialect)
+    tag_issues(found, dialect)
 }
 
 #[derive(Default)]

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use super::base::{Dialect, Found};
 use super::rules::{Envelope, Names};
-use super::{Dialect, Found};
 
 pub(super) struct ToolParts {
     pub(super) name: Value,

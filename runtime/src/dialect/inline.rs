@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value};
 
+use super::base::{Found, MAX_INLINED_REFS, MAX_REF_DEPTH, MAX_SCHEMA_DEPTH};
 use super::envelope::empty_object_schema;
 use super::keywords::{is_object_schema, ANNOTATIONS};
 use super::merge::merge_all_of;
 use super::walk::{walk_mut, walk_mut_at, At, VisitorMut};
-use super::{Found, MAX_INLINED_REFS, MAX_REF_DEPTH, MAX_SCHEMA_DEPTH};
 
 /// The baseline every dialect starts from: `$ref`s into `#/definitions` or
 /// `#/$defs` inlined, `$schema` / `definitions` / `$defs` dropped, `true`

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use super::base::{Dialect, Found, MAX_SCHEMA_DEPTH};
 use super::keywords::{
     constrains_one_kind, has_type, is_null_schema, is_object_schema, materialize_bounds, number,
     numeric_format_bounds, property_names, required_names, type_names, value_is, value_kind,
@@ -14,7 +15,6 @@ use super::keywords::{
 use super::merge::{merge_all_of, one_of_to_any_of};
 use super::rules::{Const, Formats, Objects, Rules, TypeList, Untyped};
 use super::walk::{child_pointer, walk_mut, At, VisitorMut};
-use super::{Dialect, Found, MAX_SCHEMA_DEPTH};
 
 /// One rewrite of a schema for one dialect, collecting its issues.
 pub(super) struct Cx<'a> {

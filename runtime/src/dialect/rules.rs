@@ -3,7 +3,7 @@
 //! from [`Rules`], so a new dialect is one more table here (plus its variant
 //! of [`Dialect`]).
 
-use super::Dialect;
+use super::base::Dialect;
 
 /// What one dialect keeps, rewrites, drops and rejects, and how its envelope
 /// looks. The field docs say which pass or check reads each rule.
