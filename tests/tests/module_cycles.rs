@@ -578,10 +578,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         &["approval", "config", "config::load", "context"],
     ),
     (
-        "hermes-runtime (hermes_runtime)",
-        &["definitions", "disclosure", "registry"],
-    ),
-    (
         "hermes-tool-model (hermes_tool_model)",
         &["crate", "params"],
     ),

@@ -5,6 +5,8 @@
 //! (call a tool by name; it must be in the session's scope, and hooks see
 //! the real tool's name). Core tools are never deferred.
 
+mod defer;
+
 use serde_json::{json, Value};
 
 use crate::config::{ToolSearch, ToolSearchMode};
@@ -13,39 +15,7 @@ use crate::{error_json, Registry, ToolContext};
 /// The bridge tools' names (shared with the build step's lints).
 pub use hermes_tool_facts::{BRIDGE_TOOLS, TOOL_CALL, TOOL_DESCRIBE, TOOL_SEARCH};
 
-/// When to defer. New settings may be added: build one from
-/// [`DisclosureConfig::default`] and its `with_*` methods.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct DisclosureConfig {
-    /// The model's context window, in tokens.
-    pub context_window_tokens: usize,
-    /// Defer when deferrable schemas exceed this share of the window (0–1).
-    pub max_share: f64,
-}
-
-impl Default for DisclosureConfig {
-    fn default() -> Self {
-        DisclosureConfig {
-            context_window_tokens: 128_000,
-            max_share: 0.1,
-        }
-    }
-}
-
-impl DisclosureConfig {
-    /// Sets [`DisclosureConfig::context_window_tokens`].
-    pub fn with_context_window_tokens(mut self, tokens: usize) -> Self {
-        self.context_window_tokens = tokens;
-        self
-    }
-
-    /// Sets [`DisclosureConfig::max_share`].
-    pub fn with_max_share(mut self, share: f64) -> Self {
-        self.max_share = share;
-        self
-    }
-}
+pub use defer::DisclosureConfig;
 
 /// The disclosure of a session of `profile`: its `tools.tool_search` over
 /// the program's setting. `off` never defers; `on` defers whenever there is

@@ -22,10 +22,10 @@
 //!    ready definition is built once and shared (an `Arc`), so an uncached
 //!    pass copies no schema unless an override or cross-reference applies.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::path::PathBuf;
+mod state;
+
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -41,40 +41,13 @@ use crate::{Profile, Registry};
 /// refuses literal home paths); definitions show the profile's display home.
 pub use hermes_tool_facts::HOME_PLACEHOLDER;
 
+pub(crate) use state::DefinitionsState;
+pub use state::{Definitions, SchemaOverride};
+
+use state::{CacheKey, Memo};
+
 /// How many definition sets are memoised.
 pub const DEFINITIONS_CACHE_SIZE: usize = 8;
-
-/// A dynamic schema override: fields merged shallowly over the static schema
-/// each time definitions are built. `None` (or a panic) keeps the static one.
-pub type SchemaOverride = Arc<dyn Fn(&Profile) -> Option<Map<String, Value>> + Send + Sync>;
-
-/// The result of [`Registry::get_tool_definitions`].
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Definitions {
-    /// `[{"type": "function", "function": {name, description, parameters}}]`,
-    /// sorted. Shared, not copied: [`Definitions::to_vec`] gives a copy to change.
-    pub tools: Arc<Vec<Arc<Value>>>,
-    /// Names in `enabled` that are neither toolsets nor legacy names.
-    pub unknown: Vec<String>,
-    /// Tools replaced by the bridge tools (progressive disclosure), sorted.
-    pub deferred: Vec<String>,
-}
-
-impl Definitions {
-    /// A copy of the definitions the caller may change freely.
-    pub fn to_vec(&self) -> Vec<Value> {
-        self.tools.iter().map(|t| Value::clone(t)).collect()
-    }
-
-    /// The tool names, in order.
-    pub fn names(&self) -> Vec<&str> {
-        self.tools
-            .iter()
-            .filter_map(|t| t["function"]["name"].as_str())
-            .collect()
-    }
-}
 
 /// One toolset none of whose tools is exposable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -93,45 +66,6 @@ pub struct AvailabilityReport {
     /// Toolsets with at least one exposable tool, sorted.
     pub available: Vec<String>,
     pub unavailable: Vec<UnavailableToolset>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct CacheKey {
-    enabled: Option<Vec<String>>,
-    disabled: Vec<String>,
-    profile: PathBuf,
-    generation: u64,
-}
-
-/// One memoised answer: built at `built` under the profile configuration
-/// load `config`, which was last confirmed current at `config_seen`.
-struct Memo {
-    key: CacheKey,
-    built: Instant,
-    config: u64,
-    config_seen: Instant,
-    defs: Definitions,
-}
-
-/// The mutable state definitions depend on: overrides, cross-references,
-/// the memo.
-#[derive(Default)]
-pub(crate) struct DefinitionsState {
-    overrides: BTreeMap<String, SchemaOverride>,
-    /// tool → [(mentioned tool, sentence appended when it survived)]
-    cross_refs: BTreeMap<String, Vec<(String, String)>>,
-    cache: VecDeque<Memo>,
-    disclosure: Option<DisclosureConfig>,
-}
-
-impl std::fmt::Debug for DefinitionsState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DefinitionsState")
-            .field("overrides", &self.overrides.keys().collect::<Vec<_>>())
-            .field("cross_refs", &self.cross_refs)
-            .field("cached", &self.cache.len())
-            .finish()
-    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
