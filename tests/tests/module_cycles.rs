@@ -577,10 +577,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         "hermes-runtime (hermes_runtime)",
         &["approval", "config", "config::load", "context"],
     ),
-    (
-        "hermes-tool-model (hermes_tool_model)",
-        &["crate", "params"],
-    ),
     ("xtask (xtask)", &["check", "crate"]),
 ];
 

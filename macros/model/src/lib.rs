@@ -11,6 +11,7 @@ mod ctxt;
 mod docs;
 pub mod lints;
 mod params;
+mod types;
 
 pub use attr::{Allow, ToolAttr, ATTRIBUTE_KEYS};
 pub use constraints::{strip_constraint_attrs, Bounds, Constraints, DefaultValue};
@@ -20,6 +21,8 @@ pub use params::{Param, ParamKind};
 
 use hermes_tool_facts::{is_valid_tool_name, NAME_PATTERN};
 use proc_macro2::{Span, TokenStream};
+
+use types::last_segment_is;
 
 /// Attribute name as written on a function.
 pub const ATTRIBUTE: &str = "hermes_tool";
@@ -154,18 +157,6 @@ fn returns_result(output: &syn::ReturnType) -> bool {
     match output {
         syn::ReturnType::Default => false,
         syn::ReturnType::Type(_, ty) => last_segment_is(ty, "Result"),
-    }
-}
-
-/// Whether `ty` is a path type whose last segment is `name` (`a::b::Name<..>`).
-pub(crate) fn last_segment_is(ty: &syn::Type, name: &str) -> bool {
-    match ty {
-        syn::Type::Path(p) if p.qself.is_none() => {
-            p.path.segments.last().is_some_and(|s| s.ident == name)
-        }
-        syn::Type::Group(g) => last_segment_is(&g.elem, name),
-        syn::Type::Paren(p) => last_segment_is(&p.elem, name),
-        _ => false,
     }
 }
 

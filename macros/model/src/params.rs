@@ -5,7 +5,8 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 
 use crate::constraints::{self, Constraints};
-use crate::{extract_docs, last_segment_is, Ctxt, Docs};
+use crate::types::last_segment_is;
+use crate::{extract_docs, Ctxt, Docs};
 
 /// The type name that marks the injected call context (`&ToolContext`).
 pub const CONTEXT_TYPE: &str = "ToolContext";
