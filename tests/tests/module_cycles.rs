@@ -577,7 +577,6 @@ const KNOWN: &[(&str, &[&str])] = &[
         "hermes-runtime (hermes_runtime)",
         &["approval", "config", "config::load", "context"],
     ),
-    ("xtask (xtask)", &["check", "crate"]),
 ];
 
 #[test]

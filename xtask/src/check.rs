@@ -9,7 +9,7 @@ use cargo_hermes::dump::Schemas;
 use cargo_hermes::{check_compiled, print, Outcome};
 use hermes_build_tools::lints::{check_all, check_sources_of};
 
-use crate::{dump_parameters, workspace_root, TOOLS_CRATES};
+use crate::workspace::{dump_parameters, workspace_root, TOOLS_CRATES};
 
 /// The schemas of a fixture crate, beside its `toolsets.toml`: the same
 /// `{tool name: parameters}` object `dump_parameters` prints.
