@@ -27,6 +27,7 @@
 //! `parameters` (feature `schema`, which brings the `jsonschema` crate).
 
 mod allow;
+mod base;
 mod location;
 #[cfg(feature = "schema")]
 mod schema;
@@ -37,27 +38,13 @@ use std::path::Path;
 
 pub use hermes_tool_model::lints::*;
 
-use crate::discover::Discovery;
-use crate::toolsets::Table;
 use crate::{Diagnostic, TOOLSETS_FILE};
 
 pub use allow::apply_allows;
+pub use base::{Crate, MAX_DESCRIPTION_CHARS, PAGINATION_PARAMS};
 #[cfg(feature = "schema")]
 pub use schema::check_schemas;
 pub use source::check_sources;
-
-/// The longest tool description function-calling providers accept.
-pub const MAX_DESCRIPTION_CHARS: usize = 1024;
-
-/// Parameters instructional tools must not take: their content is read whole.
-pub const PAGINATION_PARAMS: [&str; 2] = ["offset", "limit"];
-
-/// A tools crate as the lints see it.
-#[derive(Debug, Clone, Copy)]
-pub struct Crate<'a> {
-    pub discovery: &'a Discovery,
-    pub table: &'a Table,
-}
 
 /// The result of checking one tools crate.
 #[derive(Debug, Clone, Default)]

@@ -12,9 +12,9 @@ use serde_json::{json, Map, Value};
 use crate::discover::DiscoveredTool;
 use crate::Diagnostic;
 
+use super::base::{Crate, PAGINATION_PARAMS};
 use super::location::{on_param, Place, Text};
 use super::source::{foreign_tools, home_paths, pagination, InstructionalToolsets, ToolNames};
-use super::{Crate, PAGINATION_PARAMS};
 
 /// Every schema-level lint, over `schemas` (tool name → `parameters`).
 pub fn check_schemas(

@@ -12,8 +12,8 @@ use crate::discover::{DiscoveredTool, Discovery};
 use crate::toolsets::Table;
 use crate::{Diagnostic, TOOLSETS_FILE};
 
+use super::base::{Crate, MAX_DESCRIPTION_CHARS, PAGINATION_PARAMS};
 use super::location::{place, words, Place, Text};
-use super::{Crate, MAX_DESCRIPTION_CHARS, PAGINATION_PARAMS};
 
 /// Every source-level lint of one crate (the toolset table's own checks
 /// are [`crate::validate_toolsets`]).
