@@ -569,9 +569,15 @@ fn crate_cycles(root: &Path) -> Vec<Found> {
 /// listed here fails the test, and so does a listed one that is gone (or
 /// has grown or shrunk): remove or update its line.
 const KNOWN: &[(&str, &[&str])] = &[
+    // `ToolContext` holds an `ApprovalCallback`, which takes an
+    // `ApprovalRequest`, which holds the `ToolContext`: public types of two
+    // public modules that name each other.
+    ("hermes-runtime (hermes_runtime)", &["approval", "context"]),
+    // `mod.rs` declares each section's table with `load.rs`'s readers in
+    // it; `load.rs` reads into `mod.rs`'s types by those tables.
     (
         "hermes-runtime (hermes_runtime)",
-        &["approval", "config", "config::load", "context"],
+        &["config", "config::load"],
     ),
 ];
 

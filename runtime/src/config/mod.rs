@@ -959,6 +959,33 @@ fn cache() -> &'static Mutex<HashMap<PathBuf, Cached>> {
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
+impl Profile {
+    /// A secret from the profile's own `.env` (`<home>/.env`), read at call
+    /// time. Never the process environment: one process serves many
+    /// profiles, each with its own secrets.
+    pub fn secret(&self, name: &str) -> Option<String> {
+        let all = secrets_of(self);
+        let at = all.binary_search_by(|(k, _)| k.as_str().cmp(name)).ok()?;
+        all.get(at).map(|(_, v)| v.clone())
+    }
+
+    /// Every secret of the profile's own `.env`, sorted by name, read at call
+    /// time: what a child process of this profile may see. A later line
+    /// wins, as when a shell sources the file, and empty values are left
+    /// out. The parsed file is kept while it is unchanged (one `stat` per
+    /// call).
+    pub fn secrets(&self) -> Vec<(String, String)> {
+        secrets_of(self).as_ref().clone()
+    }
+
+    /// The profile's settings from its `config.yaml` (and the `.env` keys
+    /// that override it), read at call time: cached while neither file
+    /// changes. See [`crate::config`].
+    pub fn config(&self) -> Arc<ProfileConfig> {
+        cached(self, Duration::ZERO)
+    }
+}
+
 /// The profile's `.env` entries, sorted by name (a later line wins; empty
 /// values left out): parsed again only when the file changed (its stamp:
 /// one `stat`).

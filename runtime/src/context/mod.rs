@@ -5,75 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+mod profile;
+
+pub use profile::Profile;
+
 use crate::approval::ApprovalCallback;
 use crate::cancel::Cancellation;
-
-/// A profile: the home directory a call runs under. State files resolve
-/// against it at call time, never against a constant.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Profile {
-    home: PathBuf,
-}
-
-impl Profile {
-    pub fn new(home: impl Into<PathBuf>) -> Self {
-        Profile { home: home.into() }
-    }
-
-    /// The profile's home directory (`~/.hermes` by default).
-    pub fn home(&self) -> &Path {
-        &self.home
-    }
-
-    /// The home as descriptions show it to the model: under the user's home
-    /// directory it starts with `~` (`~/.hermes`), elsewhere it is the full
-    /// path. Substituted for `{HERMES_HOME}` in tool definitions.
-    pub fn display_home(&self) -> String {
-        let user_home = std::env::var_os("HOME").map(PathBuf::from);
-        match user_home
-            .as_deref()
-            .and_then(|h| self.home.strip_prefix(h).ok())
-        {
-            Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-            Some(rest) => format!("~/{}", rest.display()),
-            None => self.home.display().to_string(),
-        }
-    }
-
-    /// A secret from the profile's own `.env` (`<home>/.env`), read at call
-    /// time. Never the process environment: one process serves many
-    /// profiles, each with its own secrets.
-    pub fn secret(&self, name: &str) -> Option<String> {
-        let all = crate::config::secrets_of(self);
-        let at = all.binary_search_by(|(k, _)| k.as_str().cmp(name)).ok()?;
-        all.get(at).map(|(_, v)| v.clone())
-    }
-
-    /// Every secret of the profile's own `.env`, sorted by name, read at call
-    /// time: what a child process of this profile may see. A later line
-    /// wins, as when a shell sources the file, and empty values are left
-    /// out. The parsed file is kept while it is unchanged (one `stat` per
-    /// call).
-    pub fn secrets(&self) -> Vec<(String, String)> {
-        crate::config::secrets_of(self).as_ref().clone()
-    }
-
-    /// The profile's settings from its `config.yaml` (and the `.env` keys
-    /// that override it), read at call time: cached while neither file
-    /// changes. See [`crate::config`].
-    pub fn config(&self) -> Arc<crate::config::ProfileConfig> {
-        crate::config::cached(self, std::time::Duration::ZERO)
-    }
-
-    /// The default profile: `$HERMES_HOME`, else `~/.hermes`.
-    pub fn default_home() -> Self {
-        if let Some(home) = std::env::var_os("HERMES_HOME") {
-            return Profile::new(home);
-        }
-        let base = std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from);
-        Profile::new(base.join(".hermes"))
-    }
-}
 
 #[derive(Debug, Clone)]
 struct Inner {
