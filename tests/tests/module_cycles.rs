@@ -573,12 +573,6 @@ const KNOWN: &[(&str, &[&str])] = &[
     // `ApprovalRequest`, which holds the `ToolContext`: public types of two
     // public modules that name each other.
     ("hermes-runtime (hermes_runtime)", &["approval", "context"]),
-    // `mod.rs` declares each section's table with `load.rs`'s readers in
-    // it; `load.rs` reads into `mod.rs`'s types by those tables.
-    (
-        "hermes-runtime (hermes_runtime)",
-        &["config", "config::load"],
-    ),
 ];
 
 #[test]

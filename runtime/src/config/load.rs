@@ -1,38 +1,114 @@
 //! From the YAML tree to typed settings: every key read with its path, every
 //! problem a diagnostic that leaves that one value at its default.
 //!
-//! Which keys a section has is its table's (`super::Table`, declared with
-//! the struct in `mod.rs`): [`read_table`] reads any section by its table.
-//! Here are the [`Reader`] the tables' readers use, the readers of the
-//! keys whose values need more than one of its methods, the MCP servers'
-//! entries, and the `.env` overrides.
+//! Which keys a section has is its [`Table`] (declared with the struct in
+//! `mod.rs`): [`read_table`] reads any section by its table. Here are the
+//! tables' types, the [`Reader`] their readers use, the readers of the
+//! keys whose values need more than one of its methods, and the MCP
+//! servers' entries; `mod.rs` reads the file with them, then applies the
+//! `.env` overrides. What they read into is `values.rs`'.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::known::REFERENCE_MCP_SERVER;
-use super::yaml::{self, parse_bool, parse_float, parse_int, Kind, Node, Pos};
-use super::{
-    env, ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, Others, ProfileConfig,
-    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify, Table,
-    ToolSearch, ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES, ROOT,
+use super::values::{
+    ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, SandboxFallback, SandboxMode,
+    SandboxNetwork, Setting, Severity, Source, SslVerify, ToolSearchMode, ToolsetMention,
+    MAX_FILE_BYTES,
 };
-use crate::Profile;
+use super::yaml::{parse_bool, parse_float, parse_int, Kind, Node, Pos};
+
+/// A `config show` row: the key's path, its value as shown, its source.
+pub(super) type Entry = (String, String, Source);
+
+/// One key of a section's [`Table`]: everything the code does with it.
+pub(super) struct Key<S: 'static> {
+    /// Its name in the section.
+    pub(super) name: &'static str,
+    /// Reads its value (`node`, at the key path `key`) into the section; a
+    /// problem is a diagnostic and leaves the value as it was.
+    pub(super) read: fn(&mut Reader, &mut S, &str, &Node),
+    /// Adds its rows for `config show`, its key path being `key`.
+    pub(super) show: fn(&S, &str, &mut Vec<Entry>),
+    /// Its key paths (from `path`) with a value that reads, for the tables'
+    /// test; `checked`: whether its section warns about a misspelt name.
+    #[cfg(test)]
+    pub(super) declared: fn(&str, bool, &mut Vec<Declared>),
+}
+
+/// A key path the tables declare, with a value that reads (YAML).
+#[cfg(test)]
+pub(super) struct Declared {
+    pub(super) path: String,
+    pub(super) example: &'static str,
+    /// Whether a misspelling of its last name is warned about.
+    pub(super) checked: bool,
+}
+
+/// What a key of the file its section's rows do not name is.
+pub(super) enum Others {
+    /// A warning with a did-you-mean, unless one of these keys of the
+    /// reference (`known.rs`): those load quietly (or with a warning when
+    /// their value asks for what is not honoured, `known::unhonoured`). A
+    /// key without a value is skipped first.
+    Unknown(&'static [&'static str]),
+    /// A warning with a did-you-mean, even without a value (`tools`).
+    UnknownEvenWithoutValue,
+    /// Accepted quietly: the rest of the section is the agent loop's
+    /// (`agent`).
+    Ignored,
+}
+
+/// The keys of one section, in `config show` order: what reads it
+/// ([`read_table`]), shows it ([`Table::entries`]) and checks its key
+/// names (the rows' names are the known ones, `others` says what the rest
+/// are).
+pub(super) struct Table<S: 'static> {
+    pub(super) rows: &'static [Key<S>],
+    pub(super) others: Others,
+    /// Run once the section's keys are read, for what holds between them.
+    pub(super) check: Option<fn(&mut Reader, &mut S, &str, &Node)>,
+}
+
+impl<S> Table<S> {
+    /// The `config show` rows of section `s`, whose key path is `key`.
+    pub(super) fn entries(&self, s: &S, key: &str, out: &mut Vec<Entry>) {
+        for row in self.rows {
+            (row.show)(s, &join(key, row.name), out);
+        }
+    }
+
+    /// Every key path the table declares from `path`, with its example.
+    #[cfg(test)]
+    pub(super) fn declared(&self, path: &str, out: &mut Vec<Declared>) {
+        let checked = !matches!(self.others, Others::Ignored);
+        for row in self.rows {
+            (row.declared)(&join(path, row.name), checked, out);
+        }
+    }
+}
+
+/// A section declared with `section!`: its defaults and its table.
+pub(super) trait Section: Sized + 'static {
+    const TABLE: Table<Self>;
+    fn defaults() -> Self;
+}
 
 /// Collects diagnostics while the tree is read.
 pub(super) struct Reader {
-    diags: Vec<Diagnostic>,
+    pub(super) diags: Vec<Diagnostic>,
     dropped: usize,
     dropped_error: bool,
     /// The profile's home, which relative paths in the file are relative to.
     home: PathBuf,
     /// Every toolset name read so far (`ProfileConfig::toolset_mentions`).
-    mentions: Vec<ToolsetMention>,
+    pub(super) mentions: Vec<ToolsetMention>,
 }
 
 /// Diagnostics kept per file; past it one more says how many were left out.
-const MAX_DIAGNOSTICS: usize = 100;
+pub(super) const MAX_DIAGNOSTICS: usize = 100;
 /// Characters of a key path or a message shown; a longer one is cut.
 const MAX_SHOWN_CHARS: usize = 200;
 
@@ -44,7 +120,13 @@ fn shown(text: &str) -> String {
 }
 
 impl Reader {
-    fn push(&mut self, severity: Severity, key: &str, pos: Option<Pos>, message: String) {
+    pub(super) fn push(
+        &mut self,
+        severity: Severity,
+        key: &str,
+        pos: Option<Pos>,
+        message: String,
+    ) {
         if self.diags.len() < MAX_DIAGNOSTICS {
             self.diags.push(Diagnostic {
                 severity,
@@ -59,7 +141,7 @@ impl Reader {
         }
     }
 
-    fn error(&mut self, key: &str, pos: Pos, message: impl Into<String>) {
+    pub(super) fn error(&mut self, key: &str, pos: Pos, message: impl Into<String>) {
         self.push(Severity::Error, key, Some(pos), message.into());
     }
 
@@ -67,7 +149,7 @@ impl Reader {
         self.push(Severity::Warning, key, Some(pos), message.into());
     }
 
-    fn new(home: &Path) -> Self {
+    pub(super) fn new(home: &Path) -> Self {
         Reader {
             diags: Vec::new(),
             dropped: 0,
@@ -78,10 +160,14 @@ impl Reader {
     }
 
     /// Reads on after [`Reader::finish`]: problems found once the file is
-    /// read, within the same bound.
-    fn resume(config: &mut ProfileConfig) -> Self {
-        let mut diags = std::mem::take(&mut config.diagnostics);
-        let (dropped, dropped_error) = config.dropped;
+    /// read (`diags` and `dropped` what `finish` gave), within the same
+    /// bound; relative paths are relative to `home`.
+    pub(super) fn resume(
+        mut diags: Vec<Diagnostic>,
+        dropped: (usize, bool),
+        home: PathBuf,
+    ) -> Self {
+        let (dropped, dropped_error) = dropped;
         if dropped > 0 {
             // The "N more problem(s)" line, written again by `finish`.
             diags.pop();
@@ -90,18 +176,14 @@ impl Reader {
             diags,
             dropped,
             dropped_error,
-            home: config
-                .path
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
+            home,
             mentions: Vec::new(),
         }
     }
 
-    /// The diagnostics into `config`, with one more line for those past the bound.
-    fn finish(mut self, config: &mut ProfileConfig) {
-        config.dropped = (self.dropped, self.dropped_error);
+    /// The diagnostics, with one more line for those past the bound, and
+    /// how many were past it (and whether an error was among them).
+    pub(super) fn finish(mut self) -> (Vec<Diagnostic>, (usize, bool)) {
         if self.dropped > 0 {
             self.diags.push(Diagnostic {
                 severity: if self.dropped_error {
@@ -114,7 +196,7 @@ impl Reader {
                 message: format!("{} more problem(s) not shown", self.dropped),
             });
         }
-        config.diagnostics = self.diags;
+        (self.diags, (self.dropped, self.dropped_error))
     }
 
     fn expected(&mut self, key: &str, node: &Node, what: &str) {
@@ -329,7 +411,8 @@ impl Reader {
 
     /// A list of toolset names: [`Reader::strings`], each name also kept
     /// (replacing an earlier list of the same key) for
-    /// `config.toolset_mentions` and [`ProfileConfig::check_toolset_names`].
+    /// `config.toolset_mentions` and
+    /// [`ProfileConfig::check_toolset_names`](super::ProfileConfig::check_toolset_names).
     pub(super) fn toolset_names(&mut self, key: &str, node: &Node) -> Option<Vec<String>> {
         let items = self.strings_at(key, node)?;
         let prefix = format!("{key}[");
@@ -364,7 +447,10 @@ impl Reader {
 /// `; did you mean a, b?` with the names of `candidates` nearest `name`,
 /// or nothing. Names are short: a long one is no misspelling worth
 /// comparing.
-fn did_you_mean<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> String {
+pub(super) fn did_you_mean<'c>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> String {
     let near = if name.len() <= 64 {
         hermes_tool_facts::suggestions(name, candidates, 3)
     } else {
@@ -399,69 +485,9 @@ pub(super) fn usize_of(v: i64) -> usize {
     usize::try_from(v).unwrap_or(usize::MAX)
 }
 
-/// Reads the profile's `config.yaml`, then the `.env` overrides.
-pub(super) fn load(profile: &Profile) -> ProfileConfig {
-    let path = profile.home().join(FILE_NAME);
-    let mut config = ProfileConfig::defaults(path.clone());
-    let mut r = Reader::new(profile.home());
-    match read_text(&path) {
-        Ok(None) => {}
-        Ok(Some(text)) => {
-            config.present = true;
-            let doc = yaml::parse(&text);
-            if let Some(e) = doc.error {
-                let message = if doc.root.is_some() {
-                    format!("{}; the sections after this point are not read", e.message)
-                } else {
-                    e.message
-                };
-                r.push(Severity::Error, "", Some(e.pos), message);
-            }
-            match doc.root {
-                Some(root) if !root.is_null() => read_table(&mut r, &mut config, &ROOT, "", &root),
-                _ => {}
-            }
-        }
-        Err(message) => {
-            config.present = true;
-            r.push(Severity::Error, "", None, message);
-        }
-    }
-    config.toolset_mentions = std::mem::take(&mut r.mentions);
-    apply_env(&mut config, profile, &mut r);
-    r.finish(&mut config);
-    config
-}
-
-/// [`ProfileConfig::check_toolset_names`].
-pub(super) fn check_toolset_names<'c>(
-    config: &mut ProfileConfig,
-    known: impl Fn(&str) -> bool,
-    candidates: impl IntoIterator<Item = &'c str> + Clone,
-) {
-    let mentions = std::mem::take(&mut config.toolset_mentions);
-    let mut r = Reader::resume(config);
-    for m in &mentions {
-        // A platform's list leaves the reference's MCP words out
-        // (`ProfileConfig::platform_toolsets`); the other lists do not.
-        let left_out = m.key.starts_with("platform_toolsets.") && config.names_mcp_server(&m.name);
-        if left_out || known(&m.name) {
-            continue;
-        }
-        let hint = if r.diags.len() < MAX_DIAGNOSTICS {
-            did_you_mean(&m.name, candidates.clone())
-        } else {
-            String::new()
-        };
-        r.error(&m.key, m.pos, format!("unknown toolset `{}`{hint}", m.name));
-    }
-    r.finish(config);
-    config.toolset_mentions = mentions;
-}
-
 /// The file's text; `None` when there is no file. Refuses anything but a
 /// regular file, and files over [`MAX_FILE_BYTES`].
-fn read_text(path: &std::path::Path) -> Result<Option<String>, String> {
+pub(super) fn read_text(path: &std::path::Path) -> Result<Option<String>, String> {
     let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -524,17 +550,22 @@ pub(super) fn read_table<S>(r: &mut Reader, s: &mut S, table: &Table<S>, key: &s
 }
 
 /// `platform_toolsets`: a list of toolset names per platform.
-pub(super) fn platform_toolsets(r: &mut Reader, c: &mut ProfileConfig, key: &str, node: &Node) {
-    let Some(platforms) = r.mapping(key, node) else {
+pub(super) fn platform_toolsets(
+    r: &mut Reader,
+    platforms: &mut BTreeMap<String, Setting<Vec<String>>>,
+    key: &str,
+    node: &Node,
+) {
+    let Some(entries) = r.mapping(key, node) else {
         return;
     };
-    for (platform, list, _) in platforms {
+    for (platform, list, _) in entries {
         let key = join(key, &platform);
         if list.is_null() {
             continue;
         }
         if let Some(value) = r.toolset_names(&key, list) {
-            c.platform_toolsets.insert(
+            platforms.insert(
                 platform,
                 Setting {
                     value,
@@ -565,25 +596,6 @@ pub(super) fn tool_search_mode(r: &mut Reader, key: &str, v: &Node) -> Option<To
         r.expected(key, v, "auto, on or off");
     }
     mode
-}
-
-/// `tools.tool_search`, once read: the default limit is at most the largest.
-pub(super) fn search_limits(r: &mut Reader, s: &mut ToolSearch, key: &str, node: &Node) {
-    if s.search_default_limit.value > s.max_search_limit.value {
-        let pos = match &s.search_default_limit.source {
-            Source::File(p) => *p,
-            _ => node.pos,
-        };
-        r.error(
-            &join(key, "search_default_limit"),
-            pos,
-            format!(
-                "{} is more than max_search_limit ({}); max_search_limit is used",
-                s.search_default_limit.value, s.max_search_limit.value
-            ),
-        );
-        s.search_default_limit.value = s.max_search_limit.value;
-    }
 }
 
 /// `terminal.cwd`: `.` (or nothing) is the session's directory, `~/` the
@@ -748,14 +760,19 @@ pub(super) fn cron_mode(r: &mut Reader, key: &str, v: &Node) -> Option<CronMode>
 
 /// `mcp_servers`: each entry a server, left out with its reason when any
 /// of its fields does not read.
-pub(super) fn read_mcp_servers(r: &mut Reader, c: &mut ProfileConfig, key: &str, node: &Node) {
-    let Some(servers) = r.mapping(key, node) else {
+pub(super) fn read_mcp_servers(
+    r: &mut Reader,
+    servers: &mut BTreeMap<String, McpServer>,
+    key: &str,
+    node: &Node,
+) {
+    let Some(entries) = r.mapping(key, node) else {
         return;
     };
-    for (name, v, pos) in servers {
+    for (name, v, pos) in entries {
         let key = join(key, &name);
         if let Some(server) = read_mcp_server(r, &key, v, pos) {
-            c.mcp_servers.insert(name, server);
+            servers.insert(name, server);
         }
     }
 }
@@ -936,43 +953,4 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         ssl_verify,
         pos: at,
     })
-}
-
-/// The `.env` keys that existed before `config.yaml` was read keep working
-/// and win over the file. An unreadable value is a warning and ignored.
-fn apply_env(c: &mut ProfileConfig, profile: &Profile, r: &mut Reader) {
-    let secrets = profile.secrets();
-    let get = |name: &str| {
-        secrets
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.trim().to_string())
-    };
-    let note = |name: &str, value: &str| {
-        format!("the .env value {name}={value} is not understood and is ignored")
-    };
-    if let Some(v) = get(env::KILL_GRACE_SECONDS) {
-        match v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0) {
-            Some(secs) => {
-                c.terminal.daemon_term_grace_seconds = Setting {
-                    value: secs.min(60.0),
-                    source: Source::Env(env::KILL_GRACE_SECONDS),
-                }
-            }
-            None => r.push(
-                Severity::Warning,
-                "",
-                None,
-                note(env::KILL_GRACE_SECONDS, &v),
-            ),
-        }
-    }
-    if let Some(v) = get(env::ALLOW_PRIVATE_URLS) {
-        // As before the file was read: these words allow, anything else does not.
-        let allow = matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
-        c.security.allow_private_urls = Setting {
-            value: allow,
-            source: Source::Env(env::ALLOW_PRIVATE_URLS),
-        };
-    }
 }

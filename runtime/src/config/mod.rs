@@ -29,6 +29,7 @@ mod known;
 mod load;
 #[cfg(test)]
 mod table_tests;
+mod values;
 pub mod yaml;
 
 use std::collections::{BTreeMap, HashMap};
@@ -41,94 +42,22 @@ use std::time::{Duration, Instant};
 use crate::Profile;
 
 use known::{REFERENCE_APPROVALS, REFERENCE_ROOT, REFERENCE_SECURITY, REFERENCE_TERMINAL};
-use load::Reader;
+#[cfg(test)]
+use load::Declared;
+use load::{
+    did_you_mean, join, read_table, read_text, Key, Others, Reader, Section, Table, MAX_DIAGNOSTICS,
+};
 use yaml::Node;
 
+pub use values::{
+    ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, SandboxFallback, SandboxMode,
+    SandboxNetwork, Setting, Severity, Source, SslVerify, ToolSearchMode, ToolsetMention,
+    FILE_NAME, MAX_FILE_BYTES,
+};
 pub use yaml::Pos;
 
-/// The file's name in the profile's home.
-pub const FILE_NAME: &str = "config.yaml";
-/// A larger `config.yaml` is not read (the reference's full default file
-/// is about 40 KiB).
-pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// The smallest result cap `tool_output.max_result_chars` may set.
 pub const MIN_RESULT_CHARS: usize = 1_024;
-
-/// A `config show` row: the key's path, its value as shown, its source.
-type Entry = (String, String, Source);
-
-/// One key of a section's [`Table`]: everything the code does with it.
-struct Key<S: 'static> {
-    /// Its name in the section.
-    name: &'static str,
-    /// Reads its value (`node`, at the key path `key`) into the section; a
-    /// problem is a diagnostic and leaves the value as it was.
-    read: fn(&mut Reader, &mut S, &str, &Node),
-    /// Adds its rows for `config show`, its key path being `key`.
-    show: fn(&S, &str, &mut Vec<Entry>),
-    /// Its key paths (from `path`) with a value that reads, for the tables'
-    /// test; `checked`: whether its section warns about a misspelt name.
-    #[cfg(test)]
-    declared: fn(&str, bool, &mut Vec<Declared>),
-}
-
-/// A key path the tables declare, with a value that reads (YAML).
-#[cfg(test)]
-struct Declared {
-    path: String,
-    example: &'static str,
-    /// Whether a misspelling of its last name is warned about.
-    checked: bool,
-}
-
-/// What a key of the file its section's rows do not name is.
-enum Others {
-    /// A warning with a did-you-mean, unless one of these keys of the
-    /// reference (`known.rs`): those load quietly (or with a warning when
-    /// their value asks for what is not honoured, `known::unhonoured`). A
-    /// key without a value is skipped first.
-    Unknown(&'static [&'static str]),
-    /// A warning with a did-you-mean, even without a value (`tools`).
-    UnknownEvenWithoutValue,
-    /// Accepted quietly: the rest of the section is the agent loop's
-    /// (`agent`).
-    Ignored,
-}
-
-/// The keys of one section, in `config show` order: what reads it
-/// ([`load::read_table`]), shows it ([`Table::entries`]) and checks its key
-/// names (the rows' names are the known ones, `others` says what the rest
-/// are).
-struct Table<S: 'static> {
-    rows: &'static [Key<S>],
-    others: Others,
-    /// Run once the section's keys are read, for what holds between them.
-    check: Option<fn(&mut Reader, &mut S, &str, &Node)>,
-}
-
-impl<S> Table<S> {
-    /// The `config show` rows of section `s`, whose key path is `key`.
-    fn entries(&self, s: &S, key: &str, out: &mut Vec<Entry>) {
-        for row in self.rows {
-            (row.show)(s, &load::join(key, row.name), out);
-        }
-    }
-
-    /// Every key path the table declares from `path`, with its example.
-    #[cfg(test)]
-    fn declared(&self, path: &str, out: &mut Vec<Declared>) {
-        let checked = !matches!(self.others, Others::Ignored);
-        for row in self.rows {
-            (row.declared)(&load::join(path, row.name), checked, out);
-        }
-    }
-}
-
-/// A section declared with `section!`: its defaults and its table.
-trait Section: Sized + 'static {
-    const TABLE: Table<Self>;
-    fn defaults() -> Self;
-}
 
 /// The [`Key`] of `$s`'s field `$field: Setting<$t>`, whose key is the
 /// field's name: `read` takes `(&mut Reader, key path, node)` to an
@@ -275,99 +204,6 @@ pub mod env {
     pub const ALLOW_PRIVATE_URLS: &str = "HERMES_ALLOW_PRIVATE_URLS";
 }
 
-/// Where a setting's value came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Source {
-    Default,
-    /// `config.yaml`, at this position.
-    File(Pos),
-    /// The profile's `.env`, under this name.
-    Env(&'static str),
-    /// A command-line flag.
-    Flag(&'static str),
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Source::Default => f.write_str("default"),
-            Source::File(pos) => write!(f, "config.yaml:{}:{}", pos.line, pos.col),
-            Source::Env(name) => write!(f, ".env {name}"),
-            Source::Flag(name) => write!(f, "flag {name}"),
-        }
-    }
-}
-
-/// One value and where it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Setting<T> {
-    pub value: T,
-    pub source: Source,
-}
-
-impl<T> Setting<T> {
-    pub fn default(value: T) -> Self {
-        Setting {
-            value,
-            source: Source::Default,
-        }
-    }
-
-    /// Whether the value was set anywhere (not the default).
-    pub fn is_set(&self) -> bool {
-        self.source != Source::Default
-    }
-}
-
-/// Error or warning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
-}
-
-/// A problem found in the file: where, which key, what.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Diagnostic {
-    pub severity: Severity,
-    /// The key's path (`platform_toolsets.cli[2]`); empty for the whole file.
-    pub key: String,
-    pub pos: Option<Pos>,
-    pub message: String,
-}
-
-impl Diagnostic {
-    /// `FILE:LINE:COL: error: KEY: MESSAGE`.
-    pub fn render(&self, file: &Path) -> String {
-        let level = match self.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let at = match self.pos {
-            Some(p) => format!("{}:{}:{}", file.display(), p.line, p.col),
-            None => file.display().to_string(),
-        };
-        if self.key.is_empty() {
-            format!("{at}: {level}: {}", self.message)
-        } else {
-            format!("{at}: {level}: {}: {}", self.key, self.message)
-        }
-    }
-}
-
-/// A toolset name as the file writes it (in `toolsets`,
-/// `platform_toolsets.NAME` or `agent.disabled_toolsets`), kept for
-/// [`ProfileConfig::check_toolset_names`]: the toolset table is the
-/// registry's, which reading the file does not know.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolsetMention {
-    /// The item's key path (`platform_toolsets.cli[2]`).
-    pub key: String,
-    pub name: String,
-    pub pos: Pos,
-}
-
 section! {
     /// `tool_output`: how much of a tool's output the model sees.
     #[derive(Debug, Clone, PartialEq)]
@@ -398,18 +234,6 @@ section! {
     reference: &[];
 }
 
-/// `tools.tool_search.enabled`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolSearchMode {
-    /// Defer when the program turned disclosure on and the deferrable
-    /// schemas exceed `threshold_pct` of its context window.
-    Auto,
-    /// Defer whenever there is a deferrable tool.
-    On,
-    /// Never defer.
-    Off,
-}
-
 section! {
     /// `tools.tool_search`: progressive disclosure.
     #[derive(Debug, Clone, PartialEq)]
@@ -437,7 +261,26 @@ section! {
             show display, example "7";
     }
     reference: &[];
-    check: load::search_limits;
+    check: search_limits;
+}
+
+/// `tools.tool_search`, once read: the default limit is at most the largest.
+fn search_limits(r: &mut Reader, s: &mut ToolSearch, key: &str, node: &Node) {
+    if s.search_default_limit.value > s.max_search_limit.value {
+        let pos = match &s.search_default_limit.source {
+            Source::File(p) => *p,
+            _ => node.pos,
+        };
+        r.error(
+            &join(key, "search_default_limit"),
+            pos,
+            format!(
+                "{} is more than max_search_limit ({}); max_search_limit is used",
+                s.search_default_limit.value, s.max_search_limit.value
+            ),
+        );
+        s.search_default_limit.value = s.max_search_limit.value;
+    }
 }
 
 section! {
@@ -481,70 +324,6 @@ section! {
     reference: REFERENCE_TERMINAL;
 }
 
-/// `terminal.sandbox`: what a command may write (docs/terminal.md#sandbox).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SandboxMode {
-    /// Nothing but the devices every program writes (`/dev/null`, the terminal).
-    ReadOnly,
-    /// The workspace, the temporary folder and the configured roots;
-    /// protected paths never.
-    WorkspaceWrite,
-    /// No sandbox (explicit opt-in; codex's `danger-full-access`).
-    Full,
-}
-
-impl SandboxMode {
-    /// The name `config.yaml` uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxMode::ReadOnly => "read-only",
-            SandboxMode::WorkspaceWrite => "workspace-write",
-            SandboxMode::Full => "full",
-        }
-    }
-}
-
-/// `terminal.sandbox_network`: what a sandboxed command may reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SandboxNetwork {
-    /// Unix sockets only.
-    Off,
-    /// A network of its own with only a loopback interface.
-    Loopback,
-    /// The machine's network.
-    On,
-}
-
-impl SandboxNetwork {
-    /// The name `config.yaml` uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxNetwork::Off => "off",
-            SandboxNetwork::Loopback => "loopback",
-            SandboxNetwork::On => "on",
-        }
-    }
-}
-
-/// `terminal.sandbox_fallback`: a sandboxed mode on a kernel without Landlock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SandboxFallback {
-    /// The command is refused with the reason (the default).
-    Refuse,
-    /// The command runs without the sandbox, with a note.
-    Unsandboxed,
-}
-
-impl SandboxFallback {
-    /// The name `config.yaml` uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxFallback::Refuse => "refuse",
-            SandboxFallback::Unsandboxed => "unsandboxed",
-        }
-    }
-}
-
 section! {
     /// `security.website_blocklist`.
     #[derive(Debug, Clone, PartialEq)]
@@ -573,21 +352,6 @@ section! {
         website_blocklist: section WebsiteBlocklist;
     }
     reference: REFERENCE_SECURITY;
-}
-
-/// `approvals.mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalMode {
-    Manual,
-    Smart,
-    Off,
-}
-
-/// `approvals.cron_mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CronMode {
-    Deny,
-    Approve,
 }
 
 section! {
@@ -620,54 +384,6 @@ section! {
             read Reader::strings, show |v| list(v), example "['git push --force*']";
     }
     reference: REFERENCE_APPROVALS;
-}
-
-/// How an MCP server is reached.
-#[derive(Debug, Clone, PartialEq)]
-pub enum McpTransport {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: BTreeMap<String, String>,
-    },
-    Http {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
-}
-
-/// One `mcp_servers` entry (parsed and validated here, for the MCP client).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct McpServer {
-    pub transport: McpTransport,
-    pub enabled: bool,
-    /// Seconds per call.
-    pub timeout: Option<f64>,
-    /// Seconds to connect.
-    pub connect_timeout: Option<f64>,
-    /// Seconds between keepalive pings (`keepalive_interval`).
-    pub keepalive_interval: Option<f64>,
-    /// A stdio server's working directory (`cwd`).
-    pub cwd: Option<String>,
-    /// `tools.include` / `tools.exclude`: which of its tools to offer.
-    pub include: Vec<String>,
-    pub exclude: Vec<String>,
-    /// How an `https://` server's certificate is checked (`ssl_verify`).
-    pub ssl_verify: SslVerify,
-    pub pos: Pos,
-}
-
-/// `ssl_verify` of an MCP server, as the reference reads it: `true` (the
-/// system's roots), `false` (no check), or the path of a CA bundle (PEM)
-/// trusted instead of the system's roots.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SslVerify {
-    #[default]
-    SystemRoots,
-    Off,
-    CaFile(String),
 }
 
 /// The settings of one profile.
@@ -731,7 +447,38 @@ impl ProfileConfig {
     /// Reads the settings of `profile` now (no cache): `config.yaml`, then
     /// the `.env` keys that override it.
     pub fn load(profile: &Profile) -> Self {
-        load::load(profile)
+        let path = profile.home().join(FILE_NAME);
+        let mut config = ProfileConfig::defaults(path.clone());
+        let mut r = Reader::new(profile.home());
+        match read_text(&path) {
+            Ok(None) => {}
+            Ok(Some(text)) => {
+                config.present = true;
+                let doc = yaml::parse(&text);
+                if let Some(e) = doc.error {
+                    let message = if doc.root.is_some() {
+                        format!("{}; the sections after this point are not read", e.message)
+                    } else {
+                        e.message
+                    };
+                    r.push(Severity::Error, "", Some(e.pos), message);
+                }
+                match doc.root {
+                    Some(root) if !root.is_null() => {
+                        read_table(&mut r, &mut config, &ROOT, "", &root)
+                    }
+                    _ => {}
+                }
+            }
+            Err(message) => {
+                config.present = true;
+                r.push(Severity::Error, "", None, message);
+            }
+        }
+        config.toolset_mentions = std::mem::take(&mut r.mentions);
+        apply_env(&mut config, profile, &mut r);
+        (config.diagnostics, config.dropped) = r.finish();
+        config
     }
 
     /// Whether any diagnostic is an error.
@@ -752,7 +499,30 @@ impl ProfileConfig {
         known: impl Fn(&str) -> bool,
         candidates: impl IntoIterator<Item = &'c str> + Clone,
     ) {
-        load::check_toolset_names(self, known, candidates);
+        let mentions = std::mem::take(&mut self.toolset_mentions);
+        let home = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut r = Reader::resume(std::mem::take(&mut self.diagnostics), self.dropped, home);
+        for m in &mentions {
+            // A platform's list leaves the reference's MCP words out
+            // (`ProfileConfig::platform_toolsets`); the other lists do not.
+            let left_out =
+                m.key.starts_with("platform_toolsets.") && self.names_mcp_server(&m.name);
+            if left_out || known(&m.name) {
+                continue;
+            }
+            let hint = if r.diags.len() < MAX_DIAGNOSTICS {
+                did_you_mean(&m.name, candidates.clone())
+            } else {
+                String::new()
+            };
+            r.error(&m.key, m.pos, format!("unknown toolset `{}`{hint}", m.name));
+        }
+        (self.diagnostics, self.dropped) = r.finish();
+        self.toolset_mentions = mentions;
     }
 
     /// Whether a toolset list's `name` is the reference's word for an MCP
@@ -822,6 +592,45 @@ impl ProfileConfig {
     }
 }
 
+/// The `.env` keys that existed before `config.yaml` was read keep working
+/// and win over the file. An unreadable value is a warning and ignored.
+fn apply_env(c: &mut ProfileConfig, profile: &Profile, r: &mut Reader) {
+    let secrets = profile.secrets();
+    let get = |name: &str| {
+        secrets
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let note = |name: &str, value: &str| {
+        format!("the .env value {name}={value} is not understood and is ignored")
+    };
+    if let Some(v) = get(env::KILL_GRACE_SECONDS) {
+        match v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0) {
+            Some(secs) => {
+                c.terminal.daemon_term_grace_seconds = Setting {
+                    value: secs.min(60.0),
+                    source: Source::Env(env::KILL_GRACE_SECONDS),
+                }
+            }
+            None => r.push(
+                Severity::Warning,
+                "",
+                None,
+                note(env::KILL_GRACE_SECONDS, &v),
+            ),
+        }
+    }
+    if let Some(v) = get(env::ALLOW_PRIVATE_URLS) {
+        // As before the file was read: these words allow, anything else does not.
+        let allow = matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
+        c.security.allow_private_urls = Setting {
+            value: allow,
+            source: Source::Env(env::ALLOW_PRIVATE_URLS),
+        };
+    }
+}
+
 /// The top level of the file, in `config show` order. A section is one
 /// row here (its keys are its own table's, declared with `section!`); the
 /// field it is read into, and that field's default, are
@@ -834,7 +643,7 @@ const ROOT: Table<ProfileConfig> = Table {
             example "[file]"),
         Key {
             name: "platform_toolsets",
-            read: load::platform_toolsets,
+            read: |r, c, key, node| load::platform_toolsets(r, &mut c.platform_toolsets, key, node),
             show: |c, key, out| {
                 for (name, set) in &c.platform_toolsets {
                     out.push((load::join(key, name), list(&set.value), set.source.clone()));
@@ -871,7 +680,7 @@ const ROOT: Table<ProfileConfig> = Table {
             read Reader::strings, show |v| list(v), example "['rm -rf build']"),
         Key {
             name: "mcp_servers",
-            read: load::read_mcp_servers,
+            read: |r, c, key, node| load::read_mcp_servers(r, &mut c.mcp_servers, key, node),
             show: |c, key, out| {
                 for (name, server) in &c.mcp_servers {
                     let how = match &server.transport {

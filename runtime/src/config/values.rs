@@ -1,0 +1,247 @@
+//! The values settings are read into, and where each came from: what
+//! the tables (`mod.rs`) declare and the readers (`load.rs`) produce.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use super::yaml::Pos;
+
+/// The file's name in the profile's home.
+pub const FILE_NAME: &str = "config.yaml";
+
+/// A larger `config.yaml` is not read (the reference's full default file
+/// is about 40 KiB).
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Source {
+    Default,
+    /// `config.yaml`, at this position.
+    File(Pos),
+    /// The profile's `.env`, under this name.
+    Env(&'static str),
+    /// A command-line flag.
+    Flag(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(pos) => write!(f, "config.yaml:{}:{}", pos.line, pos.col),
+            Source::Env(name) => write!(f, ".env {name}"),
+            Source::Flag(name) => write!(f, "flag {name}"),
+        }
+    }
+}
+
+/// One value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+impl<T> Setting<T> {
+    pub fn default(value: T) -> Self {
+        Setting {
+            value,
+            source: Source::Default,
+        }
+    }
+
+    /// Whether the value was set anywhere (not the default).
+    pub fn is_set(&self) -> bool {
+        self.source != Source::Default
+    }
+}
+
+/// Error or warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// A problem found in the file: where, which key, what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// The key's path (`platform_toolsets.cli[2]`); empty for the whole file.
+    pub key: String,
+    pub pos: Option<Pos>,
+    pub message: String,
+}
+
+impl Diagnostic {
+    /// `FILE:LINE:COL: error: KEY: MESSAGE`.
+    pub fn render(&self, file: &Path) -> String {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let at = match self.pos {
+            Some(p) => format!("{}:{}:{}", file.display(), p.line, p.col),
+            None => file.display().to_string(),
+        };
+        if self.key.is_empty() {
+            format!("{at}: {level}: {}", self.message)
+        } else {
+            format!("{at}: {level}: {}: {}", self.key, self.message)
+        }
+    }
+}
+
+/// A toolset name as the file writes it (in `toolsets`,
+/// `platform_toolsets.NAME` or `agent.disabled_toolsets`), kept for
+/// [`ProfileConfig::check_toolset_names`](super::ProfileConfig::check_toolset_names): the toolset table is the
+/// registry's, which reading the file does not know.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolsetMention {
+    /// The item's key path (`platform_toolsets.cli[2]`).
+    pub key: String,
+    pub name: String,
+    pub pos: Pos,
+}
+
+/// `tools.tool_search.enabled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolSearchMode {
+    /// Defer when the program turned disclosure on and the deferrable
+    /// schemas exceed `threshold_pct` of its context window.
+    Auto,
+    /// Defer whenever there is a deferrable tool.
+    On,
+    /// Never defer.
+    Off,
+}
+
+/// `terminal.sandbox`: what a command may write (docs/terminal.md#sandbox).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxMode {
+    /// Nothing but the devices every program writes (`/dev/null`, the terminal).
+    ReadOnly,
+    /// The workspace, the temporary folder and the configured roots;
+    /// protected paths never.
+    WorkspaceWrite,
+    /// No sandbox (explicit opt-in; codex's `danger-full-access`).
+    Full,
+}
+
+impl SandboxMode {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::Full => "full",
+        }
+    }
+}
+
+/// `terminal.sandbox_network`: what a sandboxed command may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxNetwork {
+    /// Unix sockets only.
+    Off,
+    /// A network of its own with only a loopback interface.
+    Loopback,
+    /// The machine's network.
+    On,
+}
+
+impl SandboxNetwork {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxNetwork::Off => "off",
+            SandboxNetwork::Loopback => "loopback",
+            SandboxNetwork::On => "on",
+        }
+    }
+}
+
+/// `terminal.sandbox_fallback`: a sandboxed mode on a kernel without Landlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SandboxFallback {
+    /// The command is refused with the reason (the default).
+    Refuse,
+    /// The command runs without the sandbox, with a note.
+    Unsandboxed,
+}
+
+impl SandboxFallback {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxFallback::Refuse => "refuse",
+            SandboxFallback::Unsandboxed => "unsandboxed",
+        }
+    }
+}
+
+/// `approvals.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    Manual,
+    Smart,
+    Off,
+}
+
+/// `approvals.cron_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CronMode {
+    Deny,
+    Approve,
+}
+
+/// How an MCP server is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub enum McpTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// One `mcp_servers` entry (parsed and validated here, for the MCP client).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpServer {
+    pub transport: McpTransport,
+    pub enabled: bool,
+    /// Seconds per call.
+    pub timeout: Option<f64>,
+    /// Seconds to connect.
+    pub connect_timeout: Option<f64>,
+    /// Seconds between keepalive pings (`keepalive_interval`).
+    pub keepalive_interval: Option<f64>,
+    /// A stdio server's working directory (`cwd`).
+    pub cwd: Option<String>,
+    /// `tools.include` / `tools.exclude`: which of its tools to offer.
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// How an `https://` server's certificate is checked (`ssl_verify`).
+    pub ssl_verify: SslVerify,
+    pub pos: Pos,
+}
+
+/// `ssl_verify` of an MCP server, as the reference reads it: `true` (the
+/// system's roots), `false` (no check), or the path of a CA bundle (PEM)
+/// trusted instead of the system's roots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SslVerify {
+    #[default]
+    SystemRoots,
+    Off,
+    CaFile(String),
+}
