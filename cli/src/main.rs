@@ -129,9 +129,24 @@ fn main() -> ExitCode {
     // First of all: started as a command's sandbox helper (`hermes-tools
     // __sandbox ...`), this applies the rules and execs the command.
     hermes_procs::sandbox::sandbox_helper();
-    // Then, before any thread: the environment leaves the initial block
-    // that `/proc/PID/environ` shows (this re-executes the binary once).
-    let private_env = hermes_procs::environ::private_environment();
+    // Started again by `private_environment` (below): the variables come
+    // back before the arguments (`HERMES_MCP_TOKEN`) and the profile's home
+    // are read from them.
+    let restored =
+        hermes_procs::environ::reexecuted().then(hermes_procs::environ::private_environment);
+    let Cli {
+        profile,
+        yolo,
+        command,
+    } = Cli::parse();
+    let profile = profile.map_or_else(Profile::default_home, Profile::new);
+    // Then, before any thread, for a command that may start a process: the
+    // environment leaves the initial block that `/proc/PID/environ` shows
+    // (this re-executes the binary once, which doubles the start-up cost; a
+    // command that starts no process has nobody to keep it from).
+    let private_env = restored.or_else(|| {
+        starts_processes(&command, &profile).then(hermes_procs::environ::private_environment)
+    });
     // The runtime's and the tools' warnings (a panicking hook, an abandoned
     // blocking call) are `tracing` events: one line each on stderr, theirs
     // only (not the HTTP and MCP libraries').
@@ -143,27 +158,25 @@ fn main() -> ExitCode {
         )
         .with(Targets::new().with_target("hermes", LevelFilter::INFO))
         .init();
-    if let Err(e) = private_env {
+    if let Some(Err(e)) = private_env {
         tracing::warn!(target: "hermes::procs", "the environment stays readable to root commands: {e}");
     }
-    let cli = Cli::parse();
-    if cli.yolo {
+    if yolo {
         hermes_runtime::approval::set_yolo(true);
     }
     let registry = hermes_tools::registry();
     // Working `todo` and `memory` for `call` and `serve`, as an agent would wire them.
     hermes_tools::install_agent_loop_executors(registry);
-    let profile = cli.profile.map_or_else(Profile::default_home, Profile::new);
     // The configured MCP servers' tools join the registry for as long as
     // the command runs (dropped, they are removed and the servers stopped).
-    let _mcp = match &cli.command {
+    let _mcp = match &command {
         Command::List | Command::Schema { .. } | Command::Check | Command::Serve { .. } => {
             mcp_cmd::connect_for(registry, &profile, None)
         }
         Command::Call { name, .. } => mcp_cmd::connect_for(registry, &profile, Some(name)),
         Command::Config(_) | Command::Mcp(_) => None,
     };
-    match cli.command {
+    match command {
         Command::List => {
             let entries = registry.builtin_entries();
             let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(4);
@@ -302,6 +315,17 @@ fn main() -> ExitCode {
                 }
             }
         }
+    }
+}
+
+/// Whether `command` may start a process: a terminal command (`call`,
+/// `serve`), an MCP server (`mcp`, and `list`, `schema` and `check` when the
+/// profile configures servers: [`mcp_cmd::connect_for`]).
+fn starts_processes(command: &Command, profile: &Profile) -> bool {
+    match command {
+        Command::Call { .. } | Command::Serve { .. } | Command::Mcp(_) => true,
+        Command::List | Command::Schema { .. } | Command::Check => mcp_cmd::has_servers(profile),
+        Command::Config(_) => false,
     }
 }
 

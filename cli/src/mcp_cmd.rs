@@ -23,6 +23,12 @@ pub enum McpCommand {
     },
 }
 
+/// Whether the profile configures MCP servers (enabled or not): the
+/// commands that connect them start processes.
+pub fn has_servers(profile: &Profile) -> bool {
+    !profile.config().mcp_servers.is_empty()
+}
+
 /// Connects the configured servers a command needs: all of them for
 /// `list`, `schema`, `check` and `serve`; for `call`, only the server whose
 /// tool is called (none for a built-in tool). `None` when there is nothing
@@ -32,7 +38,7 @@ pub fn connect_for(
     profile: &Profile,
     call: Option<&str>,
 ) -> Option<McpClients> {
-    if profile.config().mcp_servers.is_empty() {
+    if !has_servers(profile) {
         return None;
     }
     let clients = match call {

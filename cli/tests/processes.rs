@@ -185,6 +185,46 @@ fn commands_cannot_read_the_agents_environment_or_memory() {
     }
 }
 
+#[test]
+fn mcp_servers_started_by_schema_cannot_read_the_agents_environment() {
+    // `schema` moves the environment out of the initial block only when it
+    // starts a process: here the profile's MCP server, whose command
+    // copies what it can read of its parent's environment. The profile is
+    // named by the environment, which the re-executed image must read back
+    // before it looks for the profile.
+    let dir = tempfile::tempdir().unwrap();
+    let secret = format!("s3cret-{}", std::process::id());
+    let seen = dir.path().join("seen");
+    let script = format!(
+        "tr '\\0' '\\n' < /proc/$PPID/environ > {0}; echo RAN >> {0}",
+        seen.display()
+    );
+    let config = format!(
+        "mcp_servers:\n  probe:\n    command: /bin/sh\n    args: [-c, {}]\n    timeout: 5\n",
+        json!(script)
+    );
+    std::fs::write(dir.path().join("config.yaml"), config).unwrap();
+    let out = Command::new(BIN)
+        .arg("schema")
+        .env("HERMES_HOME", dir.path())
+        .env("HERMES_PROBE_SECRET", &secret)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&seen).unwrap();
+    assert!(text.contains("RAN"), "the server never ran: {out:?}");
+    assert!(
+        !text.contains(&secret),
+        "the secret reached the server: {text}"
+    );
+    let environ: Vec<&str> = text.lines().filter(|l| l.contains('=')).collect();
+    assert!(
+        environ.iter().all(|l| l.starts_with("HERMES_ENV_FD=")),
+        "{text}"
+    );
+}
+
 #[tokio::test]
 async fn commands_cannot_open_the_embedding_agents_memory() {
     // In-process (a library embedding): non-dumpable, and no CAP_SYS_PTRACE

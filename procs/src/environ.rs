@@ -9,14 +9,18 @@
 //! `CAP_SYS_PTRACE` (what it denies without that capability is
 //! `/proc/PID/mem` and `ptrace`).
 //!
-//! [`private_environment`], called first thing in `main`, moves the
-//! environment out of that block: it hands the variables to a fresh image
+//! [`private_environment`], called early in `main` (before any thread) by
+//! a program about to start processes, moves the environment out of that
+//! block: it hands the variables to a fresh image
 //! of the same program through an anonymous memory file and re-executes
 //! itself with an environment of one variable ([`FD_VAR`], naming that
 //! file). The new image reads the variables back into its (heap)
 //! environment and empties the file. Its `/proc/PID/environ` then shows
 //! `HERMES_ENV_FD=N` only; the variables live in the heap, which commands
-//! without `CAP_SYS_PTRACE` cannot read.
+//! without `CAP_SYS_PTRACE` cannot read. The second image is a second
+//! start-up (about as long as the first), so a run that starts no process,
+//! which nothing could read the block from, is better off without it
+//! (`hermes-tools schema`, `config`).
 
 use std::ffi::{CString, OsString};
 use std::io::{Read, Seek, Write};
@@ -33,6 +37,14 @@ pub enum PrivateEnvironment {
     Restored(usize),
     /// Nothing to move (the environment is empty).
     Empty,
+}
+
+/// Whether this image is the one [`private_environment`] re-executed: its
+/// environment holds only [`FD_VAR`] until it calls that function again,
+/// which it must do before anything reads a variable (its arguments'
+/// defaults, the profile's home).
+pub fn reexecuted() -> bool {
+    std::env::var_os(FD_VAR).is_some()
 }
 
 /// Moves the environment out of the initial block (see the module docs):
