@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hermes_runtime::approval::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
+use hermes_runtime::context::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
 use hermes_runtime::{Profile, ToolContext};
 use serde_json::{json, Value};
 

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hermes_runtime::approval::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
+use hermes_runtime::context::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
 use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, Peer};
 use rmcp::RoleServer;

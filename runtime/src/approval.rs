@@ -51,6 +51,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use crate::config::{ApprovalMode, CronMode};
+use crate::context::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
 use crate::ToolContext;
 
 /// The environment variable of the operator's switch (the reference's
@@ -116,62 +117,6 @@ impl ApprovalNeed {
         self
     }
 }
-
-/// The question the approval callback gets.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ApprovalRequest {
-    /// The tool that asks.
-    pub tool: String,
-    pub key: String,
-    pub reason: String,
-    pub detail: String,
-    /// The call's context: session, task and profile, to reach the right user.
-    pub ctx: ToolContext,
-}
-
-/// The user's answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ApprovalAnswer {
-    /// Run this call.
-    Once,
-    /// Run it, and every call with the same key in this session.
-    Session,
-    /// Run it, and every call with the same key of this profile from now on.
-    Always,
-    /// Do not run it.
-    Deny,
-}
-
-impl ApprovalAnswer {
-    /// `once`, `session`, `always` or `deny` (any case, surrounding space
-    /// ignored; `yes` / `y` / `approve` mean once, `no` / `n` deny).
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim().to_ascii_lowercase().as_str() {
-            "once" | "o" | "yes" | "y" | "approve" => Some(ApprovalAnswer::Once),
-            "session" | "s" => Some(ApprovalAnswer::Session),
-            "always" | "a" => Some(ApprovalAnswer::Always),
-            "deny" | "d" | "no" | "n" => Some(ApprovalAnswer::Deny),
-            _ => None,
-        }
-    }
-
-    /// The answer's name, as [`ApprovalAnswer::parse`] reads it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ApprovalAnswer::Once => "once",
-            ApprovalAnswer::Session => "session",
-            ApprovalAnswer::Always => "always",
-            ApprovalAnswer::Deny => "deny",
-        }
-    }
-}
-
-/// The callback's answer, when it comes.
-pub type ApprovalFuture = Pin<Box<dyn Future<Output = ApprovalAnswer> + Send>>;
-
-/// How the agent asks its user.
-pub type ApprovalCallback = Arc<dyn Fn(ApprovalRequest) -> ApprovalFuture + Send + Sync>;
 
 static CALLBACK: RwLock<Option<ApprovalCallback>> = RwLock::new(None);
 

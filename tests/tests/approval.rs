@@ -16,9 +16,8 @@ use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use hermes_runtime::approval::{
-    self, ApprovalAnswer, ApprovalCallback, ApprovalNeed, ApprovalRequest,
-};
+use hermes_runtime::approval::{self, ApprovalNeed};
+use hermes_runtime::context::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
 use hermes_runtime::hooks::{
     CallInfo, CallStatus, PostCallEvent, PostCallHook, PreCallDecision, PreCallHook,
 };

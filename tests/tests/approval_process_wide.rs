@@ -7,7 +7,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use hermes_runtime::approval::{self, ApprovalAnswer, ApprovalCallback, ApprovalRequest};
+use hermes_runtime::approval;
+use hermes_runtime::context::{ApprovalAnswer, ApprovalCallback, ApprovalRequest};
 use hermes_runtime::{Profile, ToolContext};
 use serde_json::{json, Value};
 

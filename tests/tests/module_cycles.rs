@@ -563,18 +563,6 @@ fn crate_cycles(root: &Path) -> Vec<Found> {
         .collect()
 }
 
-/// Cycles that were there when this test was written and are not yet
-/// removed (issue 24 names five, which are gone; these are the others this
-/// check finds): (target, the modules of the cycle, sorted). A cycle not
-/// listed here fails the test, and so does a listed one that is gone (or
-/// has grown or shrunk): remove or update its line.
-const KNOWN: &[(&str, &[&str])] = &[
-    // `ToolContext` holds an `ApprovalCallback`, which takes an
-    // `ApprovalRequest`, which holds the `ToolContext`: public types of two
-    // public modules that name each other.
-    ("hermes-runtime (hermes_runtime)", &["approval", "context"]),
-];
-
 #[test]
 fn no_crate_has_a_module_cycle() {
     let roots = crate_roots();
@@ -584,33 +572,16 @@ fn no_crate_has_a_module_cycle() {
             .any(|(name, _)| name.starts_with("hermes-runtime ")),
         "crates found: {roots:?}"
     );
-    let mut new = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut found = Vec::new();
     for (name, root) in &roots {
-        for found in crate_cycles(root) {
-            let known = KNOWN.iter().position(|(target, members)| {
-                name == target && found.members.iter().eq(members.iter())
-            });
-            match known {
-                Some(k) => {
-                    seen.insert(k);
-                }
-                None => new.push(format!("{name}: {:?}\n    {}", found.members, found.cycle)),
-            }
+        for cycle in crate_cycles(root) {
+            found.push(format!("{name}: {:?}\n    {}", cycle.members, cycle.cycle));
         }
     }
-    let gone: Vec<_> = (0..KNOWN.len())
-        .filter(|k| !seen.contains(k))
-        .map(|k| KNOWN[k])
-        .collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "module cycles (each `a -[path]-> b`: a names an item of b by that path):\n{}",
-        new.join("\n")
-    );
-    assert!(
-        gone.is_empty(),
-        "known cycles no longer found as listed: update `KNOWN`: {gone:?}"
+        found.join("\n")
     );
 }
 

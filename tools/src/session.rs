@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use hermes_runtime::approval::ApprovalCallback;
+use hermes_runtime::context::ApprovalCallback;
 use hermes_runtime::{Profile, ToolContext};
 
 use hermes_procs::notify::ProcessNotification;
