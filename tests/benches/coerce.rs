@@ -530,7 +530,8 @@ mod walk {
     ];
 
     /// Python `float()` syntax, then: exact whole values within 64 bits become
-    /// integers, other whole values stay strings, fractions go through f64.
+    /// integers; any other value goes through f64 (a whole one beyond 64 bits
+    /// is that float, for `integer` too).
     fn number(text: &str, integer_only: bool) -> Option<Value> {
         // The same fast path as the plan's: a plain integer of up to 18 digits.
         if let Ok(v) = text.parse::<i64>() {
@@ -612,18 +613,18 @@ mod walk {
         }
         let trimmed = significant.trim_end_matches('0');
         let scale = exp - frac_part.len() as i64 + (significant.len() - trimmed.len()) as i64;
-        if scale >= 0 {
-            if trimmed.len() as i64 + scale > 20 {
-                return None;
-            }
+        if scale >= 0 && trimmed.len() as i64 + scale <= 20 {
             let magnitude: u128 = format!("{trimmed}{}", "0".repeat(scale as usize))
                 .parse()
                 .ok()?;
-            return if negative {
+            let exact = if negative {
                 i64::try_from(-(magnitude as i128)).ok().map(Value::from)
             } else {
                 u64::try_from(magnitude).ok().map(Value::from)
             };
+            if exact.is_some() {
+                return exact;
+            }
         }
         let f: f64 = format!("{}{trimmed}e{scale}", if negative { "-" } else { "" })
             .parse()
@@ -641,7 +642,8 @@ mod walk {
             if f > 0.0 && f < 18_446_744_073_709_551_616.0 {
                 return Some(Value::from(f as u64));
             }
-            return None;
+            // Beyond 64 bits: the float, for `integer` too.
+            return serde_json::Number::from_f64(f).map(Value::Number);
         }
         if integer_only {
             None
