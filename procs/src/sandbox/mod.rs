@@ -149,8 +149,8 @@ pub fn decide(ctx: &ToolContext, env: &ChildEnv) -> Result<Decision, String> {
         Some("this kernel does not enforce Landlock".to_string())
     } else if helper_program().is_none() {
         Some(
-            "no sandbox helper: the agent's binary must call hermes_tools::sandbox_helper() \
-             first in main (or hermes_tools::sandbox::set_helper_program)"
+            "no sandbox helper: the agent's binary must call hermes_procs::sandbox::sandbox_helper() \
+             first in main (or hermes_procs::sandbox::set_helper_program)"
                 .to_string(),
         )
     } else {
