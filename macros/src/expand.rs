@@ -6,9 +6,10 @@
 //! `rejected_entry`), so code naming either compiles on and the user sees
 //! only the real mistakes.
 
+use hermes_tool_model::effects::scope_param;
 use hermes_tool_model::{
-    analyze, entry_ident, strip_constraint_attrs, strip_doc_attrs, Constraints, DefaultValue,
-    ParamKind, ToolFn,
+    analyze, contradictions, entry_ident, strip_constraint_attrs, strip_doc_attrs, ConcurrencyAttr,
+    Constraints, DefaultValue, ParamKind, ToolFn,
 };
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
@@ -33,7 +34,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     match analyzed {
         Ok(tool) => {
             let entry = entry(&tool, &func);
-            quote! { #func #entry }
+            // Contradicting effect keys: the same rule the build step lints
+            // (`hermes_tool_model::contradictions`), here as errors.
+            let errors = contradictions(&tool.attr.effects).into_iter().map(|c| {
+                let msg = format!("{} [{}]; {}", c.message, c.lint, c.help);
+                syn::Error::new(c.span, msg).to_compile_error()
+            });
+            quote! { #func #entry #(#errors)* }
         }
         Err(err) => {
             let err = err.to_compile_error();
@@ -114,6 +121,8 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
         }},
         None => quote!(::core::option::Option::None),
     };
+
+    let effects = effects_expr(&rt, tool);
 
     let mut param_infos = Vec::new();
     let mut schema_steps = Vec::new();
@@ -322,6 +331,7 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 max_result_chars: #max_result_chars,
                 override_existing: #override_existing,
                 check: #check,
+                effects: #effects,
                 params: &[#(#param_infos),*],
                 source_file: ::core::file!(),
                 source_line: #line,
@@ -331,6 +341,59 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 cache: #rt::EntryCache::new(),
             }
         };
+    }
+}
+
+/// The `ToolEffects` of a tool: each key as declared, else the runtime's
+/// `ToolEffects::UNDECLARED` (a read-only tool is neither destructive nor
+/// anything but idempotent), plus the assertion that a path scope names a
+/// string parameter, spanned on the `concurrency` literal.
+fn effects_expr(rt: &TokenStream, tool: &ToolFn) -> TokenStream {
+    let e = &tool.attr.effects;
+    let undeclared = quote!(#rt::ToolEffects::UNDECLARED);
+    let read_only = e.is_read_only();
+    let flag = |f: Option<hermes_tool_model::effects::Flag>, field: TokenStream| match f {
+        Some(f) => {
+            let v = f.value;
+            quote!(#v)
+        }
+        None => quote!(#undeclared.#field),
+    };
+    let destructive = match e.destructive {
+        None if read_only => quote!(false),
+        d => flag(d, quote!(destructive)),
+    };
+    let idempotent = match e.idempotent {
+        None if read_only => quote!(true),
+        i => flag(i, quote!(idempotent)),
+    };
+    let open_world = flag(e.open_world, quote!(open_world));
+    let concurrency = match &e.concurrency {
+        None => quote!(#undeclared.concurrency),
+        Some((ConcurrencyAttr::Exclusive, _)) => quote!(#rt::Concurrency::Exclusive),
+        Some((ConcurrencyAttr::Safe, _)) => quote!(#rt::Concurrency::Safe),
+        Some((ConcurrencyAttr::PerPath(param), span)) => {
+            let assertion = scope_param(&tool.params, param).and_then(|p| match &p.kind {
+                ParamKind::Property { inner, .. } => {
+                    let ty = respan(inner.to_token_stream(), *span);
+                    Some(quote_spanned!(*span=> const _: () = #rt::assert_path_scope::<#ty>();))
+                }
+                _ => None,
+            });
+            quote!({
+                #assertion
+                #rt::Concurrency::PerPath(::std::borrow::Cow::Borrowed(#param))
+            })
+        }
+    };
+    quote! {
+        #rt::ToolEffects {
+            read_only: #read_only,
+            destructive: #destructive,
+            idempotent: #idempotent,
+            open_world: #open_world,
+            concurrency: #concurrency,
+        }
     }
 }
 

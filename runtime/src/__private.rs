@@ -11,6 +11,7 @@ pub use crate::constraints::{
     SchemaConstraints, ViaDefault, ViaLength, ViaPattern, ViaRange,
 };
 pub use crate::direct::{decode_direct, Optional, Required, Unsupported};
+pub use crate::effects::{assert_path_scope, Concurrency, ToolEffects};
 pub use crate::entry::{
     rejected_entry, DirectHandler, EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry,
 };

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 use crate::coerce::CoercionPlan;
+use crate::effects::ToolEffects;
 use crate::{Profile, ToolContext};
 
 /// The future an async handler returns: the JSON string for the model.
@@ -59,6 +60,9 @@ pub struct ToolEntry {
     pub max_result_chars: Option<usize>,
     pub override_existing: bool,
     pub check: Option<fn(&Profile) -> bool>,
+    /// What it does (read-only, destructive, ...) and whether its calls may
+    /// overlap; [`ToolEffects::UNDECLARED`] when the attribute states nothing.
+    pub effects: ToolEffects,
     /// The properties in declaration order; empty for the `args: T` form.
     pub params: &'static [ParamInfo],
     /// `file!()` / `line!()` of the function.
@@ -192,6 +196,7 @@ pub const fn rejected_entry(
         max_result_chars: None,
         override_existing: false,
         check: None,
+        effects: ToolEffects::UNDECLARED,
         params: &[],
         source_file,
         source_line,

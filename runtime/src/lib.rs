@@ -15,6 +15,7 @@ pub mod definitions;
 pub mod dialect;
 pub mod disclosure;
 mod dispatch;
+pub mod effects;
 pub mod entry;
 pub mod hooks;
 pub mod registry;
@@ -43,6 +44,7 @@ pub use cap::{CUT_KEY, CUT_MARKER};
 // compiled form `CoercionPlan`, which dispatch applies before each call.
 pub use coerce::{coerce_args, CoercionPlan};
 pub use context::{Profile, ToolContext};
+pub use effects::{Concurrency, ToolEffects};
 pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};
 pub use registry::{AgentLoopExecutor, ComposeError, DispatchConfig, Registry, AGENT_LOOP_TOOLS};
 pub use tool::{RegisterError, RuntimeToolSpec, ToolRef, ToolSource};

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::availability::CheckFn;
 use crate::coerce::CoercionPlan;
+use crate::effects::{title_from_name, ToolEffects};
 use crate::entry::{Handler, HandlerFuture, ToolEntry};
 use crate::tables::StaticPlans;
 use crate::ToolContext;
@@ -44,6 +45,11 @@ pub struct RuntimeToolSpec {
     pub timeout: Option<Duration>,
     /// May replace a tool of the same name from another toolset.
     pub override_existing: bool,
+    /// What it does; [`ToolEffects::UNDECLARED`] (writing, exclusive) unless set.
+    pub effects: ToolEffects,
+    /// A title for people (an MCP server's `title`); derived from the name
+    /// when `None`.
+    pub title: Option<String>,
 }
 
 impl RuntimeToolSpec {
@@ -68,6 +74,8 @@ impl RuntimeToolSpec {
             max_result_chars: None,
             timeout: None,
             override_existing: false,
+            effects: ToolEffects::UNDECLARED,
+            title: None,
         }
     }
 }
@@ -255,6 +263,27 @@ impl ToolRef {
         match self {
             ToolRef::Static(_) => None,
             ToolRef::Runtime(t) => t.spec.timeout,
+        }
+    }
+
+    /// What it does and whether its calls may overlap.
+    pub fn effects(&self) -> &ToolEffects {
+        match self {
+            ToolRef::Static(e) => &e.effects,
+            ToolRef::Runtime(t) => &t.spec.effects,
+        }
+    }
+
+    /// Its title for people: the one it was given, else one made from its
+    /// name (`read_file` → "Read file").
+    pub fn title(&self) -> String {
+        match self {
+            ToolRef::Static(e) => title_from_name(e.name),
+            ToolRef::Runtime(t) => t
+                .spec
+                .title
+                .clone()
+                .unwrap_or_else(|| title_from_name(&t.spec.name)),
         }
     }
 

@@ -6,6 +6,7 @@ use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::{LitInt, LitStr, Token};
 
+use crate::effects::{self, Effects, CONCURRENCY, DESTRUCTIVE, IDEMPOTENT, OPEN_WORLD, READ_ONLY};
 use crate::lints::{find_lint, LINTS};
 use crate::Ctxt;
 
@@ -29,6 +30,11 @@ pub const ATTRIBUTE_KEYS: &[&str] = &[
     MAX_RESULT_CHARS,
     DESCRIPTION,
     OVERRIDE,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
+    CONCURRENCY,
     ALLOW,
 ];
 
@@ -45,6 +51,8 @@ pub struct ToolAttr {
     pub max_result_chars: Option<usize>,
     pub description: Option<(String, Span)>,
     pub override_existing: bool,
+    /// `read_only`, `destructive`, `idempotent`, `open_world`, `concurrency`.
+    pub effects: Effects,
     /// `allow(lint-name = "reason", ...)`: lints this tool opts out of.
     pub allow: Vec<Allow>,
 }
@@ -127,6 +135,11 @@ fn parse_keys(cx: &Ctxt, input: ParseStream, attr: &mut ToolAttr) -> syn::Result
                 attr.description = Some((lit.value(), lit.span()));
             }
             OVERRIDE => attr.override_existing = true,
+            READ_ONLY => attr.effects.read_only = Some(effects::parse_flag(cx, input, &key)?),
+            DESTRUCTIVE => attr.effects.destructive = Some(effects::parse_flag(cx, input, &key)?),
+            IDEMPOTENT => attr.effects.idempotent = Some(effects::parse_flag(cx, input, &key)?),
+            OPEN_WORLD => attr.effects.open_world = Some(effects::parse_flag(cx, input, &key)?),
+            CONCURRENCY => attr.effects.concurrency = effects::parse_concurrency(cx, input)?,
             ALLOW => {
                 let content;
                 syn::parenthesized!(content in input);

@@ -9,6 +9,7 @@ mod attr;
 pub mod constraints;
 mod ctxt;
 mod docs;
+pub mod effects;
 pub mod lints;
 mod params;
 mod types;
@@ -17,6 +18,7 @@ pub use attr::{Allow, ToolAttr, ATTRIBUTE_KEYS};
 pub use constraints::{strip_constraint_attrs, Bounds, Constraints, DefaultValue};
 pub use ctxt::Ctxt;
 pub use docs::{extract_docs, strip_doc_attrs, Docs};
+pub use effects::{contradictions, ConcurrencyAttr, Contradiction, Effects};
 pub use params::{Param, ParamKind};
 
 use hermes_tool_facts::{is_valid_tool_name, NAME_PATTERN};
@@ -132,6 +134,7 @@ fn analyze_with(cx: &Ctxt, attr: ToolAttr, item: &syn::ItemFn) -> ToolFn {
     }
 
     let params = params::analyze(cx, sig, &docs);
+    effects::check_scope(cx, &attr.effects, &params);
 
     ToolFn {
         attr,

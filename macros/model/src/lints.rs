@@ -51,6 +51,10 @@ lints! {
         "every schema rewrites into each provider dialect";
     INVALID_TOOLSET_TABLE = "invalid-toolset-table", false,
         "toolsets.toml parses and its names are well-formed and unique";
+    READ_ONLY_AND_DESTRUCTIVE = "read-only-and-destructive", false,
+        "no tool is declared both `read_only` and `destructive`";
+    CONCURRENCY_SAFE_WRITE = "concurrency-safe-write", false,
+        "`concurrency = \"safe\"` only on `read_only` tools (a writer is scoped by a path or exclusive)";
     UNUSED_ALLOW = "unused-allow", false,
         "an allow(...) in `#[hermes_tool]` suppresses something";
 }

@@ -17,6 +17,10 @@ fn has_key(profile: &Profile) -> bool {
     max_result_chars = 4000,
     description = "Search the web for a query.",
     override,
+    read_only,
+    idempotent = false,
+    open_world,
+    concurrency = "safe",
 )]
 async fn web_search(
     ctx: &ToolContext,
@@ -37,4 +41,7 @@ fn main() {
     assert_eq!(e.max_result_chars, Some(4000));
     assert!(e.override_existing);
     assert!(e.check.is_some());
+    assert!(e.effects.read_only && !e.effects.destructive && !e.effects.idempotent);
+    assert!(e.effects.open_world);
+    assert_eq!(e.effects.concurrency, hermes_runtime::Concurrency::Safe);
 }
