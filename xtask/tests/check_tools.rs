@@ -112,6 +112,22 @@ fn requires_env_without_check() {
 }
 
 #[test]
+fn read_only_and_destructive() {
+    snapshot(
+        "lint-read-only-destructive",
+        Some("read-only-and-destructive"),
+    );
+}
+
+#[test]
+fn concurrency_safe_write() {
+    snapshot(
+        "lint-concurrency-safe-write",
+        Some("concurrency-safe-write"),
+    );
+}
+
+#[test]
 fn undocumented_parameter() {
     snapshot("lint-undocumented", Some("undocumented-parameter"));
 }

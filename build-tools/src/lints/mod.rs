@@ -19,6 +19,8 @@
 //! | `requires-env-without-check` | `requires_env` comes with a `check` | source |
 //! | `undocumented-parameter` | every parameter is described | source, schema (`args` structs) |
 //! | `dialect-incompatible` | the schema rewrites into every provider dialect | schema |
+//! | `read-only-and-destructive` | no tool is declared both `read_only` and `destructive` | source (also a compile error of the macro) |
+//! | `concurrency-safe-write` | `concurrency = "safe"` only on `read_only` tools | source (also a compile error of the macro) |
 //! | `invalid-toolset-table` | the rest of toolsets.toml's checks | source |
 //! | `unused-allow` (warning) | an `allow(...)` suppresses something | full runs only |
 //!

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use hermes_tool_facts::{is_name_char, BRIDGE_TOOLS, HOME_PLACEHOLDER};
 use hermes_tool_model::lints::*;
-use hermes_tool_model::{ParamKind, ToolFn};
+use hermes_tool_model::{contradictions, ParamKind, ToolFn};
 
 use crate::diagnostic::Label;
 use crate::discover::{DiscoveredTool, Discovery};
@@ -116,6 +116,16 @@ pub fn check_sources(c: Crate<'_>) -> Vec<Diagnostic> {
                 Some(span) => d.at_span(&t.file, span).label("needs a check"),
                 None => d,
             });
+        }
+        // Rules 11 and 12: effect keys that contradict each other (the
+        // macro reports the same list, `hermes_tool_model::contradictions`).
+        for c in contradictions(&t.tool.attr.effects) {
+            out.push(
+                t.diagnostic(c.lint, format!("`{}`: {}", t.tool.name, c.message))
+                    .at_span(&t.file, c.span)
+                    .label("contradicts")
+                    .help(c.help),
+            );
         }
     }
     duplicate_names(c, &mut out);
