@@ -117,7 +117,17 @@ pub struct ClarifyOutput {
 /// is ambiguous, when a decision has trade-offs the user should weigh, or to
 /// ask how a finished task worked out; for low-stakes decisions, choose a
 /// sensible default yourself.
-#[hermes_tool(toolset = "clarify", emoji = "❓", check = clarify_callback_registered)]
+// Read-only, yet a barrier: the question waits for the user, and the
+// calls around it should see the answer.
+#[hermes_tool(
+    toolset = "clarify",
+    emoji = "❓",
+    check = clarify_callback_registered,
+    read_only,
+    idempotent = false,
+    open_world = false,
+    concurrency = "exclusive"
+)]
 pub async fn clarify(
     ctx: &ToolContext,
     /// The question itself, and only the question (e.g. "Which deployment

@@ -81,7 +81,14 @@ pub struct Summary {
 /// List order is priority; keep one item in_progress at a time, mark items
 /// completed as soon as they are done, and cancel a failed item and add a
 /// revised one. Every call returns the full current list.
-#[hermes_tool(toolset = "todo", emoji = "📋")]
+#[hermes_tool(
+    toolset = "todo",
+    emoji = "📋",
+    destructive,
+    idempotent,
+    open_world = false,
+    concurrency = "exclusive"
+)]
 pub fn todo(
     ctx: &ToolContext,
     /// Task items to write; omit to read the current list.

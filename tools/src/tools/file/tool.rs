@@ -54,7 +54,14 @@ pub use search::{OutputMode, Target};
 /// the next page starts. Jupyter notebooks (`.ipynb`) are shown as the text of
 /// their cells. Binary files are refused. Reading a page again while the file
 /// is unchanged answers that it is unchanged instead of repeating it.
-#[hermes_tool(toolset = "file", emoji = "📖")]
+#[hermes_tool(
+    toolset = "file",
+    emoji = "📖",
+    read_only,
+    idempotent,
+    open_world = false,
+    concurrency = "path:path"
+)]
 pub fn read_file(
     ctx: &ToolContext,
     /// Path of the file: absolute, relative to the working directory, or `~/...`.
@@ -103,7 +110,14 @@ pub enum ReadAnswer {
 /// nothing is written. An existing file keeps its CRLF line endings and
 /// byte order mark. If the file changed since you last read it, the write
 /// happens and the result warns.
-#[hermes_tool(toolset = "file", emoji = "✍️")]
+#[hermes_tool(
+    toolset = "file",
+    emoji = "✍️",
+    destructive,
+    idempotent,
+    open_world = false,
+    concurrency = "path:path"
+)]
 pub fn write_file(
     ctx: &ToolContext,
     /// Path of the file, absolute or relative to the working directory.
@@ -144,7 +158,16 @@ pub enum PatchMode {
 /// Mode `patch` needs only `patch`, a V4A patch that can add, update,
 /// delete and move several files at once; nothing is written unless every
 /// part of it applies.
-#[hermes_tool(toolset = "file", emoji = "🩹")]
+// Exclusive, not scoped by `path`: mode `patch` writes the files its V4A
+// text names, which `path` does not hold.
+#[hermes_tool(
+    toolset = "file",
+    emoji = "🩹",
+    destructive,
+    idempotent = false,
+    open_world = false,
+    concurrency = "exclusive"
+)]
 pub fn patch(
     ctx: &ToolContext,
     /// `replace` (default) or `patch`.
@@ -220,7 +243,13 @@ pub fn patch(
 /// names match a glob such as `*.py`, newest first: use it instead of `ls` or
 /// `find`. Both honour .gitignore and skip hidden and binary files; page with
 /// `offset` and `limit`.
-#[hermes_tool(toolset = "file", emoji = "🔎")]
+#[hermes_tool(
+    toolset = "file",
+    emoji = "🔎",
+    read_only,
+    open_world = false,
+    concurrency = "safe"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn search_files(
     ctx: &ToolContext,

@@ -61,7 +61,14 @@ pub struct MemoryOperation {
 /// role, preferences, style); `memory` is your own notes (environment,
 /// conventions, tool quirks, lessons). When a store is full the change is
 /// refused with the current entries shown: consolidate in one batch.
-#[hermes_tool(toolset = "memory", emoji = "🧠")]
+#[hermes_tool(
+    toolset = "memory",
+    emoji = "🧠",
+    destructive,
+    idempotent = false,
+    open_world = false,
+    concurrency = "exclusive"
+)]
 pub fn memory(
     ctx: &ToolContext,
     /// The store: `memory` for your notes (default), `user` for the user's profile.

@@ -16,7 +16,13 @@ use catalog::{Skill, SKILL_FILE};
 ///
 /// Skills are documents with instructions for specific tasks and workflows.
 /// Load one with `skill_view`.
-#[hermes_tool(toolset = "skills", emoji = "📚")]
+#[hermes_tool(
+    toolset = "skills",
+    emoji = "📚",
+    read_only,
+    open_world = false,
+    concurrency = "safe"
+)]
 pub fn skills_list(
     ctx: &ToolContext,
     /// Only skills of this category (the folder a skill sits in).
@@ -66,7 +72,13 @@ pub fn skills_list(
 /// Load a skill: its full instructions (`SKILL.md`) and the list of files
 /// linked from it (references, templates, assets, scripts), or one of those
 /// files with `file_path`.
-#[hermes_tool(toolset = "skills", emoji = "📚")]
+#[hermes_tool(
+    toolset = "skills",
+    emoji = "📚",
+    read_only,
+    open_world = false,
+    concurrency = "safe"
+)]
 pub fn skill_view(
     ctx: &ToolContext,
     /// The skill's name as listed, or its path under the skills folder

@@ -109,7 +109,15 @@ impl TerminalOutput {
 /// so start servers and watchers with `background: true` instead and manage
 /// them with `process`. Background: `notify_on_complete` for bounded jobs,
 /// `watch_patterns` for rare signals of long-lived ones.
-#[hermes_tool(toolset = "terminal", emoji = "💻", max_result_chars = 100000)]
+#[hermes_tool(
+    toolset = "terminal",
+    emoji = "💻",
+    max_result_chars = 100000,
+    destructive,
+    idempotent = false,
+    open_world,
+    concurrency = "exclusive"
+)]
 // The model's parameters, one per argument, as every tool declares them.
 #[allow(clippy::too_many_arguments)]
 pub fn terminal(
@@ -424,7 +432,14 @@ pub enum ProcessAction {
 /// its children, then survivors get SIGTERM, then SIGKILL), `write` (send
 /// `data` to its stdin as is), `submit` (send `data` and Enter, to answer a
 /// prompt), `close` (end its stdin: EOF).
-#[hermes_tool(toolset = "terminal", emoji = "⚙️")]
+#[hermes_tool(
+    toolset = "terminal",
+    emoji = "⚙️",
+    destructive,
+    idempotent = false,
+    open_world = false,
+    concurrency = "exclusive"
+)]
 pub fn process(
     ctx: &ToolContext,
     /// What to do: list, poll, log, wait, kill, write, submit or close.

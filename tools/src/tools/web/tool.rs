@@ -93,7 +93,14 @@ pub struct PageResult {
 /// given. Pages larger than 5 MB are cut; each page has 20 seconds.
 /// Private and loopback addresses are refused unless the profile allows
 /// them; link-local and cloud metadata addresses always are.
-#[hermes_tool(toolset = "web", emoji = "📄", max_result_chars = 100000)]
+#[hermes_tool(
+    toolset = "web",
+    emoji = "📄",
+    max_result_chars = 100000,
+    read_only,
+    open_world,
+    concurrency = "safe"
+)]
 pub fn web_extract(
     ctx: &ToolContext,
     /// The http(s) URLs to read, at most 5.
@@ -357,7 +364,10 @@ pub fn has_search_key(profile: &Profile) -> bool {
     emoji = "🔍",
     check = has_search_key,
     requires_env = ["WEB_SEARCH_API_KEY"],
-    max_result_chars = 100000
+    max_result_chars = 100000,
+    read_only,
+    open_world,
+    concurrency = "safe"
 )]
 pub fn web_search(
     ctx: &ToolContext,
