@@ -77,6 +77,38 @@ async fn exercise(client: &Client, dir: &Path, profile: &Path) {
     let read = tools.iter().find(|t| t.name == "read_file").unwrap();
     assert!(read.input_schema["properties"].get("path").is_some());
 
+    // Every tool says what it does, each hint stated, and has a title.
+    for tool in &tools {
+        let hints = tool
+            .annotations
+            .as_ref()
+            .expect("annotations on every tool");
+        assert!(
+            hints.read_only_hint.is_some()
+                && hints.destructive_hint.is_some()
+                && hints.idempotent_hint.is_some()
+                && hints.open_world_hint.is_some(),
+            "{}: {hints:?}",
+            tool.name
+        );
+        assert!(tool.title.as_deref().is_some_and(|t| !t.is_empty()));
+    }
+    let hints = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        serde_json::to_value(tool).unwrap()["annotations"].clone()
+    };
+    let read_hints = hints("read_file");
+    assert_eq!(read_hints["readOnlyHint"], json!(true), "{read_hints}");
+    assert_eq!(read_hints["destructiveHint"], json!(false), "{read_hints}");
+    assert_eq!(read_hints["openWorldHint"], json!(false), "{read_hints}");
+    assert_eq!(read_hints["title"], json!("Read file"), "{read_hints}");
+    let write_hints = hints("write_file");
+    assert_eq!(write_hints["readOnlyHint"], json!(false), "{write_hints}");
+    assert_eq!(write_hints["destructiveHint"], json!(true), "{write_hints}");
+    let terminal_hints = hints("terminal");
+    assert_eq!(terminal_hints["readOnlyHint"], json!(false));
+    assert_eq!(terminal_hints["destructiveHint"], json!(true));
+
     let wrote = call(
         client,
         "write_file",

@@ -12,7 +12,7 @@ use hermes_runtime::{error_json, is_error_result, Registry, ToolContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -200,11 +200,36 @@ impl HermesServer {
                 })
                 .and_then(|v| serde_json::from_value::<Tool>(v).map_err(|e| e.to_string()));
             match converted {
-                Ok(tool) => tools.push(tool),
+                Ok(mut tool) => {
+                    self.annotate(&mut tool);
+                    tools.push(tool);
+                }
                 Err(e) => problems.push(format!("tool `{name}` has no MCP form: {e}")),
             }
         }
         (tools, problems)
+    }
+
+    /// The tool's title and annotations (`readOnlyHint`, `destructiveHint`,
+    /// `idempotentHint`, `openWorldHint`), every hint stated, from the
+    /// registry's `ToolEffects` of it (a tool that declared nothing:
+    /// writing, destructive, open-world).
+    fn annotate(&self, tool: &mut Tool) {
+        let (effects, title) = match self.registry.tool(&tool.name) {
+            Some(t) => (t.effects().clone(), t.title()),
+            None => (
+                hermes_runtime::ToolEffects::UNDECLARED,
+                hermes_runtime::effects::title_from_name(&tool.name),
+            ),
+        };
+        tool.title = Some(title.clone());
+        tool.annotations = Some(ToolAnnotations::from_raw(
+            Some(title),
+            Some(effects.read_only),
+            Some(effects.destructive),
+            Some(effects.idempotent),
+            Some(effects.open_world),
+        ));
     }
 
     /// Calls `name` if this server exposes it; every answer is a JSON string.
