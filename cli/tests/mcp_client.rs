@@ -125,6 +125,51 @@ fn stdio_server_tools_are_registered_and_called_through_dispatch() {
     );
 }
 
+/// What a server says its tools do is kept: annotations and title on the
+/// registered tool; parallel only when read-only, or every tool of a
+/// server the profile opts in with `supports_parallel_tool_calls`.
+#[test]
+fn a_server_s_annotations_are_kept() {
+    let f = Fixture::new(
+        &format!(
+            "{}{}",
+            stdio_entry("plain", ""),
+            stdio_entry("opted", "    supports_parallel_tool_calls: true\n")
+        ),
+        "",
+    );
+    let clients = start(&f);
+    assert_eq!(status_of(&clients, "plain").state, State::Connected);
+    assert_eq!(status_of(&clients, "opted").state, State::Connected);
+    let tool = |name: &str| f.registry.tool(name).unwrap();
+
+    let echo = tool("mcp__plain__echo");
+    let e = echo.effects();
+    assert!(
+        e.read_only && !e.destructive && e.idempotent && !e.open_world,
+        "{e:?}"
+    );
+    assert!(e.parallel_safe(), "read-only: {e:?}");
+    assert_eq!(echo.title(), "Echo back");
+
+    // Stated: writing but not destructive; still exclusive.
+    let fail = tool("mcp__plain__fail").effects().clone();
+    assert!(
+        !fail.read_only && !fail.destructive && !fail.parallel_safe(),
+        "{fail:?}"
+    );
+
+    // Nothing stated: MCP's defaults, writing and exclusive.
+    let add = tool("mcp__plain__add").effects().clone();
+    assert_eq!(add, hermes_runtime::ToolEffects::UNDECLARED);
+    // The same tool of a server the profile opts in runs in parallel.
+    let opted = tool("mcp__opted__add").effects().clone();
+    assert!(!opted.read_only && opted.parallel_safe(), "{opted:?}");
+
+    // Reading resources changes nothing.
+    assert!(tool("mcp__plain__read_resource").effects().read_only);
+}
+
 #[test]
 fn a_failing_server_costs_the_call_not_the_agent() {
     let f = Fixture::new(

@@ -30,7 +30,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use hermes_runtime::config::{McpServer, McpTransport, Severity, SslVerify};
-use hermes_runtime::{Profile, Registry, RuntimeToolSpec, ToolSource};
+use hermes_runtime::{Profile, Registry, RuntimeToolSpec, ToolEffects, ToolSource};
 use rmcp::model::{CallToolRequestParams, ClientRequest, PaginatedRequestParams};
 use rmcp::service::{NotificationContext, Peer, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -176,6 +176,8 @@ struct Server {
     keepalive: Duration,
     include: Vec<String>,
     exclude: Vec<String>,
+    /// `supports_parallel_tool_calls`: its tools may run beside other calls.
+    parallel: bool,
     env: ChildEnv,
     home: PathBuf,
     registry: &'static Registry,
@@ -491,6 +493,7 @@ impl Server {
                 .max(MIN_KEEPALIVE_INTERVAL),
             include: entry.include.clone(),
             exclude: entry.exclude.clone(),
+            parallel: entry.parallel,
             env: base_env.clone(),
             home: std::path::absolute(profile.home())
                 .unwrap_or_else(|_| profile.home().to_path_buf()),
@@ -615,12 +618,27 @@ impl Server {
                 tracing::warn!(target: "hermes::mcp", "MCP server '{}' {w}", self.name);
                 warnings.push(w);
             }
-            specs.push(self.spec(
+            let mut spec = self.spec(
                 naming::tool_name(&self.name, &tool.name),
                 naming::description(&self.name, &tool.name, given),
                 naming::normalize_object((*tool.input_schema).clone()),
                 Call::Tool(tool.name.to_string()),
-            ));
+            );
+            // What the server says the tool does (MCP's defaults for what
+            // it leaves out); parallel only when read-only or opted in.
+            let hints = tool.annotations.as_ref();
+            spec.effects = ToolEffects::from_mcp_hints(
+                hints.and_then(|a| a.read_only_hint),
+                hints.and_then(|a| a.destructive_hint),
+                hints.and_then(|a| a.idempotent_hint),
+                hints.and_then(|a| a.open_world_hint),
+                self.parallel,
+            );
+            spec.title = tool
+                .title
+                .clone()
+                .or_else(|| hints.and_then(|a| a.title.clone()));
+            specs.push(spec);
         }
         if let Some(caps) = caps {
             if caps.resources.is_some() {
@@ -723,7 +741,10 @@ impl Server {
                         Call::GetPrompt,
                     ),
                 };
-                self.spec(naming::tool_name(n, w), description, parameters, call)
+                let mut spec = self.spec(naming::tool_name(n, w), description, parameters, call);
+                // Listing and reading resources and prompts changes nothing.
+                spec.effects = ToolEffects::from_mcp_hints(Some(true), None, None, None, false);
+                spec
             })
             .collect()
     }

@@ -2,7 +2,8 @@
 
 Usage: server.py [stdio|http PORT|https PORT CERT KEY]
 
-Tools: echo, add (a $ref schema), fail (isError), hang, die, garbage (a
+Tools: echo (annotated read-only, with a title), add (a $ref schema; no
+annotations), fail (isError), hang, die, garbage (a
 broken answer to its own request), flood (an endless line on stdout), big (a
 huge answer),
 image, structured, cwd, pid, env (its own environment), grow (adds a tool and sends
@@ -17,7 +18,7 @@ import os
 import sys
 
 from mcp.server.fastmcp import Context, FastMCP
-from mcp.types import ImageContent, TextContent
+from mcp.types import ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 mcp = FastMCP("test-server")
@@ -30,7 +31,10 @@ class Point(BaseModel):
     y: int
 
 
-@mcp.tool()
+@mcp.tool(
+    title="Echo back",
+    annotations=ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False),
+)
 def echo(text: str) -> str:
     """Returns its text."""
     return text
@@ -42,7 +46,7 @@ def add(a: Point, b: Point) -> str:
     return f"{a.x + b.x},{a.y + b.y}"
 
 
-@mcp.tool()
+@mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
 def fail(message: str) -> str:
     """Always fails with the message."""
     raise ValueError(message)

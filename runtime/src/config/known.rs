@@ -159,7 +159,6 @@ pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
     "oauth",
     "sampling",
     "skip_preflight",
-    "supports_parallel_tool_calls",
     "transport",
 ];
 

@@ -791,6 +791,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         "cwd",
         "tools",
         "ssl_verify",
+        "supports_parallel_tool_calls",
     ];
     let entries = r.mapping(key, node)?;
     let mut command = None;
@@ -807,6 +808,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut include = Vec::new();
     let mut exclude = Vec::new();
     let mut ssl_verify = SslVerify::default();
+    let mut parallel = false;
     let mut bad = false;
     for (name, v, pos) in entries {
         let k = join(key, &name);
@@ -861,6 +863,11 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
             "cwd" => {
                 cwd = r.string(&k, v);
                 ok(cwd.is_some());
+            }
+            "supports_parallel_tool_calls" => {
+                let value = r.bool(&k, v);
+                ok(value.is_some());
+                parallel = value.unwrap_or(false);
             }
             "ssl_verify" => {
                 let flag = match &v.kind {
@@ -951,6 +958,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         include,
         exclude,
         ssl_verify,
+        parallel,
         pos: at,
     })
 }

@@ -231,6 +231,10 @@ pub struct McpServer {
     pub exclude: Vec<String>,
     /// How an `https://` server's certificate is checked (`ssl_verify`).
     pub ssl_verify: SslVerify,
+    /// `supports_parallel_tool_calls` (the reference's key): its tools'
+    /// calls may run beside others even when the server does not say they
+    /// are read-only (`ToolEffects::from_mcp_hints`).
+    pub parallel: bool,
     pub pos: Pos,
 }
 
