@@ -123,6 +123,11 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
     };
 
     let effects = effects_expr(&rt, tool);
+    let output_ty = output_type(&func.sig.output, tool.returns_result);
+    let output_schema = match output_ty {
+        Some(ty) => quote!((&#rt::Probe::<#ty>::NEW).output_schema()),
+        None => quote!(::core::option::Option::None),
+    };
 
     let mut param_infos = Vec::new();
     let mut schema_steps = Vec::new();
@@ -312,7 +317,7 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
         #[allow(non_upper_case_globals, clippy::needless_borrow)]
         pub static #entry_ident: #rt::ToolEntry = {
             #[allow(unused_imports)]
-            use #rt::{ViaFallback as _, ViaParam as _};
+            use #rt::{OutputFallback as _, ViaFallback as _, ViaOutput as _, ViaParam as _};
             #[allow(unused_imports)]
             use #rt::{
                 DefaultFallback as _, LengthFallback as _, PatternFallback as _, RangeFallback as _,
@@ -321,6 +326,9 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
             #(#assertions)*
             fn __parameters() -> #rt::serde_json::Value {
                 #parameters_body
+            }
+            fn __output() -> ::core::option::Option<#rt::serde_json::Value> {
+                #output_schema
             }
             #rt::ToolEntry {
                 name: #name,
@@ -338,6 +346,7 @@ fn entry(tool: &ToolFn, func: &syn::ItemFn) -> TokenStream {
                 handler: { #handler },
                 direct: { #direct },
                 parameters: __parameters,
+                output: __output,
                 cache: #rt::EntryCache::new(),
             }
         };
@@ -395,6 +404,32 @@ fn effects_expr(rt: &TokenStream, tool: &ToolFn) -> TokenStream {
             concurrency: #concurrency,
         }
     }
+}
+
+/// The type a tool's result serializes from: `T` of `Result<T, E>`, else
+/// the return type; `None` for `()` and an `impl Trait` (no type to name).
+fn output_type(output: &syn::ReturnType, returns_result: bool) -> Option<syn::Type> {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let ty = if returns_result {
+        let syn::Type::Path(p) = &**ty else {
+            return None;
+        };
+        let args = match &p.path.segments.last()?.arguments {
+            syn::PathArguments::AngleBracketed(a) => a,
+            _ => return None,
+        };
+        match args.args.first()? {
+            syn::GenericArgument::Type(t) => t.clone(),
+            _ => return None,
+        }
+    } else {
+        (**ty).clone()
+    };
+    let names_a_type = !matches!(ty, syn::Type::ImplTrait(_) | syn::Type::Infer(_))
+        && !matches!(&ty, syn::Type::Tuple(t) if t.elems.is_empty());
+    names_a_type.then_some(ty)
 }
 
 /// What the direct entry is built from.

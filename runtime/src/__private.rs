@@ -3,7 +3,7 @@
 //! module it belongs to). Not a public API: paths and signatures change
 //! without notice.
 
-pub use crate::args::{Args, Probe, ViaFallback, ViaParam};
+pub use crate::args::{Args, OutputFallback, Probe, ViaFallback, ViaOutput, ViaParam};
 pub use crate::coerce::{CoercionPlan, Kind, PropPlan, RepairNode, RepairProp};
 pub use crate::constraints::{
     assert_length, assert_pattern, assert_range, At, Check, DefaultFallback, LengthFallback,

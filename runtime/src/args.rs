@@ -69,6 +69,28 @@ impl<T: ToolParam> ViaParam<T> for Probe<T> {
     }
 }
 
+/// The output schema of a result type that has one ([`JsonSchema`]).
+pub trait ViaOutput {
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<T: schemars::JsonSchema> ViaOutput for Probe<T> {
+    fn output_schema(&self) -> Option<Value> {
+        crate::schema::output_schema::<T>()
+    }
+}
+
+/// A result type without a schema: no `outputSchema`.
+pub trait OutputFallback {
+    fn output_schema(&self) -> Option<Value>;
+}
+
+impl<T> OutputFallback for &Probe<T> {
+    fn output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
 pub trait ViaFallback<T> {
     fn property(
         &self,

@@ -74,6 +74,10 @@ pub struct ToolEntry {
     pub direct: Option<DirectHandler>,
     #[doc(hidden)]
     pub parameters: fn() -> Value,
+    /// The schema of its result when that is a struct deriving `JsonSchema`
+    /// (MCP `outputSchema`); see [`ToolEntry::output_schema`].
+    #[doc(hidden)]
+    pub output: fn() -> Option<Value>,
     #[doc(hidden)]
     pub cache: EntryCache,
 }
@@ -87,6 +91,7 @@ pub struct EntryCache {
     definition: OnceLock<std::sync::Arc<Value>>,
     mentions_home: OnceLock<bool>,
     plan: OnceLock<PlanSlot>,
+    output: OnceLock<Option<Value>>,
 }
 
 #[derive(Debug)]
@@ -106,6 +111,7 @@ impl EntryCache {
             definition: OnceLock::new(),
             mentions_home: OnceLock::new(),
             plan: OnceLock::new(),
+            output: OnceLock::new(),
         }
     }
 }
@@ -164,6 +170,13 @@ impl ToolEntry {
             .get_or_init(|| crate::schema::mentions_home(self.schema()))
     }
 
+    /// The JSON Schema of its result, when the result type is a struct
+    /// deriving `JsonSchema` (as it serializes, every subschema inlined),
+    /// built once.
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.cache.output.get_or_init(|| (self.output)()).as_ref()
+    }
+
     /// `{name, description, parameters}`, as the model is sent it.
     pub fn schema(&self) -> &Value {
         self.cache.schema.get_or_init(|| {
@@ -203,12 +216,17 @@ pub const fn rejected_entry(
         handler: Handler::Blocking(rejected_handler),
         direct: None,
         parameters: rejected_parameters,
+        output: no_output,
         cache: EntryCache::new(),
     }
 }
 
 fn rejected_handler(_: ToolContext, _: Value) -> String {
     crate::error_json("this tool was rejected by #[hermes_tool] at compile time")
+}
+
+fn no_output() -> Option<Value> {
+    None
 }
 
 fn rejected_parameters() -> Value {

@@ -103,6 +103,28 @@ pub fn struct_parameters<T: JsonSchema + ?Sized>() -> Value {
     schema
 }
 
+/// The MCP `outputSchema` of a tool whose result is a `T`: `T`'s schema as
+/// it serializes, inlined, when it is an object with properties (a struct);
+/// `None` for anything else (MCP asks for an object).
+pub fn output_schema<T: JsonSchema + ?Sized>() -> Option<Value> {
+    let mut schema = SchemaSettings::draft07()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    let map = schema.as_object_mut()?;
+    for key in ["$schema", "title", "definitions", "$defs"] {
+        map.remove(key);
+    }
+    let is_struct = map.get("type") == Some(&Value::String("object".into()))
+        && map.get("properties").is_some_and(Value::is_object);
+    is_struct.then_some(schema)
+}
+
 /// A short JSON type name for `T` ("integer", "array of string", ...),
 /// used in argument errors.
 pub fn type_name_of<T: JsonSchema + ?Sized>() -> String {

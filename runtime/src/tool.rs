@@ -274,6 +274,15 @@ impl ToolRef {
         }
     }
 
+    /// The JSON Schema of its result (MCP `outputSchema`): built-in tools
+    /// whose result type is a struct deriving `JsonSchema`; `None` else.
+    pub fn output_schema(&self) -> Option<&Value> {
+        match self {
+            ToolRef::Static(e) => e.output_schema(),
+            ToolRef::Runtime(_) => None,
+        }
+    }
+
     /// Its title for people: the one it was given, else one made from its
     /// name (`read_file` → "Read file").
     pub fn title(&self) -> String {

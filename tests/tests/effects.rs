@@ -47,6 +47,27 @@ fn the_built_in_tools_say_what_they_do() {
 }
 
 #[test]
+fn a_struct_result_has_an_output_schema() {
+    let registry = hermes_tools::registry();
+    let write = registry.tool("write_file").unwrap();
+    let schema = write.output_schema().unwrap();
+    assert_eq!(schema["type"], "object");
+    assert!(
+        schema["properties"].get("bytes_written").is_some(),
+        "{schema}"
+    );
+    // `_warning` is left out when empty: not required.
+    let required = schema["required"].as_array().cloned().unwrap_or_default();
+    assert!(!required.contains(&json!("_warning")), "{schema}");
+    // read_file answers a page or a note (an enum without a schema): none.
+    assert!(registry
+        .tool("read_file")
+        .unwrap()
+        .output_schema()
+        .is_none());
+}
+
+#[test]
 fn no_tool_contradicts_itself() {
     for registry in [hermes_tools::registry(), hermes_tests::registry()] {
         for tool in registry.tools() {

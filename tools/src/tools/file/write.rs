@@ -14,7 +14,7 @@ use super::error::{FileError, MAX_EDIT_FILE_BYTES};
 use super::fsguard::{real_write_path, special_kind, special_location};
 
 /// The result of writing a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WriteFileOutput {
     /// The path written, resolved against the working directory.
     pub resolved_path: String,
