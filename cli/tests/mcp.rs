@@ -116,6 +116,27 @@ async fn exercise(client: &Client, dir: &Path, profile: &Path) {
     )
     .await;
     assert_ne!(wrote.is_error, Some(true), "{}", text(&wrote));
+    // A tool whose result is a struct: its outputSchema, and the result as
+    // structuredContent too, valid against it.
+    let write = tools.iter().find(|t| t.name == "write_file").unwrap();
+    let schema = Value::Object((**write.output_schema.as_ref().unwrap()).clone());
+    assert!(
+        schema["properties"].get("bytes_written").is_some(),
+        "{schema}"
+    );
+    let structured = wrote.structured_content.clone().unwrap();
+    assert_eq!(
+        structured,
+        serde_json::from_str::<Value>(&text(&wrote)).unwrap()
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        validator.is_valid(&structured),
+        "{structured} against {schema}"
+    );
+    // A result that is not a struct (read_file's page or note) has neither.
+    let read_tool = tools.iter().find(|t| t.name == "read_file").unwrap();
+    assert!(read_tool.output_schema.is_none());
     assert_eq!(
         std::fs::read_to_string(dir.join("notes/hello.txt")).unwrap(),
         "first line\nsecond line\n"

@@ -213,10 +213,17 @@ impl HermesServer {
     /// The tool's title and annotations (`readOnlyHint`, `destructiveHint`,
     /// `idempotentHint`, `openWorldHint`), every hint stated, from the
     /// registry's `ToolEffects` of it (a tool that declared nothing:
-    /// writing, destructive, open-world).
+    /// writing, destructive, open-world), and its `outputSchema` when its
+    /// result is a struct.
     fn annotate(&self, tool: &mut Tool) {
         let (effects, title) = match self.registry.tool(&tool.name) {
-            Some(t) => (t.effects().clone(), t.title()),
+            Some(t) => {
+                tool.output_schema = t
+                    .output_schema()
+                    .and_then(Value::as_object)
+                    .map(|o| Arc::new(o.clone()));
+                (t.effects().clone(), t.title())
+            }
             None => (
                 hermes_runtime::ToolEffects::UNDECLARED,
                 hermes_runtime::effects::title_from_name(&tool.name),
@@ -288,8 +295,10 @@ impl HermesServer {
 
 /// A failure is sent as `isError` with the message itself as its text (an
 /// MCP client wraps that text in its own error form; a JSON document here
-/// would reach its model wrapped twice). A success is the JSON unchanged.
-fn to_call_result(result: String) -> CallToolResult {
+/// would reach its model wrapped twice). A success is the JSON unchanged;
+/// for a tool with an `outputSchema` (`structured`), the same document as
+/// `structuredContent` too, when it is an object.
+fn to_call_result(result: String, structured: bool) -> CallToolResult {
     if is_error_result(&result) {
         let message = match serde_json::from_str::<Value>(&result) {
             Ok(Value::Object(mut map)) => match map.remove("error") {
@@ -300,7 +309,13 @@ fn to_call_result(result: String) -> CallToolResult {
         };
         CallToolResult::error(vec![ContentBlock::text(message)])
     } else {
-        CallToolResult::success(vec![ContentBlock::text(result)])
+        let value = structured
+            .then(|| serde_json::from_str::<Value>(&result).ok())
+            .flatten()
+            .filter(Value::is_object);
+        let mut answer = CallToolResult::success(vec![ContentBlock::text(result)]);
+        answer.structured_content = value;
+        answer
     }
 }
 
@@ -357,7 +372,11 @@ impl ServerHandler for HermesServer {
         if request.name == "terminal" {
             self.watch(&result, &context.peer);
         }
-        Ok(to_call_result(result).into())
+        let structured = self
+            .registry
+            .tool(&request.name)
+            .is_some_and(|t| t.output_schema().is_some());
+        Ok(to_call_result(result, structured).into())
     }
 
     /// Process notifications go out as logging notifications whatever the
