@@ -117,28 +117,65 @@ fn store_or_cut(result: String, cap: usize, tool: &str, ctx: &ToolContext) -> St
     if total <= cap {
         return result;
     }
+    let limit = format!("over the {cap}-character result cap");
+    let told = format!("over the {cap}-character limit");
+    store_with_preview(
+        &result,
+        total,
+        PREVIEW_CHARS.min(cap),
+        tool,
+        ctx,
+        &limit,
+        &told,
+    )
+    .unwrap_or_else(|| cut_to(&result, cap, total, &limit))
+}
+
+/// A result of one turn's batch that the turn's budget (`budget`
+/// characters for all its results) has no room for: saved whole, and a
+/// preview and the path in its place, as for a result over its own cap.
+/// `None` when it could not be saved (the caller keeps the result).
+pub(crate) fn spill_for_turn(
+    result: &str,
+    budget: usize,
+    tool: &str,
+    ctx: &ToolContext,
+) -> Option<String> {
+    let total = result.chars().count();
+    let limit = format!("over this turn's {budget}-character budget for all its results");
+    store_with_preview(result, total, PREVIEW_CHARS, tool, ctx, &limit, &limit)
+}
+
+/// Saves `result` (of `total` characters) and answers a preview of
+/// `preview_chars` with where the whole is; `None` when it cannot be saved.
+/// `limit` says what the result is over, in the preview's note; `told` in
+/// the text for the model.
+fn store_with_preview(
+    result: &str,
+    total: usize,
+    preview_chars: usize,
+    tool: &str,
+    ctx: &ToolContext,
+    limit: &str,
+    told: &str,
+) -> Option<String> {
     let dir = ctx.profile().home().join(RESULTS_DIR);
-    let saved = match store(&dir, &result, total, tool, ctx.tool_call_id()) {
+    let saved = match store(&dir, result, total, tool, ctx.tool_call_id()) {
         Ok(saved) => saved,
         Err(e) => {
-            tracing::warn!(tool, error = %e, "could not keep a result over its cap; it is cut");
-            return cut_to(
-                &result,
-                cap,
-                total,
-                &format!("over the {cap}-character result cap"),
-            );
+            tracing::warn!(tool, error = %e, "could not keep a result {limit}");
+            return None;
         }
     };
     let preview = cut_to(
-        &result,
-        PREVIEW_CHARS.min(cap),
+        result,
+        preview_chars,
         total,
-        &format!("a preview: the result is over the {cap}-character result cap"),
+        &format!("a preview: the result is {limit}"),
     );
     let path = saved.path.to_string_lossy().into_owned();
     let mut text = format!(
-        "This result was {total} characters, over the {cap}-character limit, so only a \
+        "This result was {total} characters, {told}, so only a \
          preview is shown. The whole of it is saved in {path}: read it with read_file, \
          using offset and limit to page through it."
     );
@@ -157,7 +194,7 @@ fn store_or_cut(result: String, cap: usize, tool: &str, ctx: &ToolContext) -> St
         map.insert(STORED_KEY.to_owned(), Value::String(text));
         map.insert(STORED_PATH_KEY.to_owned(), Value::String(path));
     }
-    doc.to_string()
+    Some(doc.to_string())
 }
 
 /// Text collected up to [`MAX_STORED_RESULT_BYTES`]; what comes after is
