@@ -7,6 +7,7 @@
 
 pub mod approval;
 pub mod availability;
+pub mod batch;
 pub mod blocking;
 pub mod cancel;
 pub mod config;
@@ -42,6 +43,7 @@ pub use cancel::Cancellation;
 pub use cap::{CUT_KEY, CUT_MARKER};
 // Argument repair: `coerce_args` (its docs list the rules) and the
 // compiled form `CoercionPlan`, which dispatch applies before each call.
+pub use batch::BatchCall;
 pub use coerce::{coerce_args, CoercionPlan};
 pub use context::{Profile, ToolContext};
 pub use effects::{Concurrency, ToolEffects};

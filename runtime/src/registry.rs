@@ -27,6 +27,10 @@ use crate::ToolContext;
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 100_000;
 /// Default per-call timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// [`DispatchConfig::max_parallel_calls`] unless set.
+pub const DEFAULT_MAX_PARALLEL_CALLS: usize = 8;
+/// [`DispatchConfig::max_turn_chars`] unless set.
+pub const DEFAULT_MAX_TURN_CHARS: usize = 200_000;
 
 /// Tools the agent loop owns (the reference's four): dispatch never runs a
 /// handler of the registry for them, registered or not; it answers through
@@ -55,6 +59,13 @@ pub struct DispatchConfig {
     /// be stopped) allowed at once; beyond it, blocking calls are refused
     /// until some finish. See [`crate::blocking`].
     pub max_abandoned_blocking: usize,
+    /// Calls of one [`Registry::dispatch_batch`] running at once, at most
+    /// (8, the reference's pool of tool workers).
+    pub max_parallel_calls: usize,
+    /// Characters of all the results of one batch together, at most; the
+    /// longest beyond it are saved and previewed (200,000, the reference's
+    /// per-turn budget). The profile's `tool_output.max_turn_chars` lowers it.
+    pub max_turn_chars: usize,
 }
 
 impl Default for DispatchConfig {
@@ -64,6 +75,8 @@ impl Default for DispatchConfig {
             default_timeout: DEFAULT_TIMEOUT,
             tool_timeouts: HashMap::new(),
             max_abandoned_blocking: DEFAULT_MAX_ABANDONED,
+            max_parallel_calls: DEFAULT_MAX_PARALLEL_CALLS,
+            max_turn_chars: DEFAULT_MAX_TURN_CHARS,
         }
     }
 }
@@ -90,6 +103,18 @@ impl DispatchConfig {
     /// Sets [`DispatchConfig::max_abandoned_blocking`].
     pub fn with_max_abandoned_blocking(mut self, max: usize) -> Self {
         self.max_abandoned_blocking = max;
+        self
+    }
+
+    /// Sets [`DispatchConfig::max_parallel_calls`] (at least 1).
+    pub fn with_max_parallel_calls(mut self, max: usize) -> Self {
+        self.max_parallel_calls = max.max(1);
+        self
+    }
+
+    /// Sets [`DispatchConfig::max_turn_chars`].
+    pub fn with_max_turn_chars(mut self, chars: usize) -> Self {
+        self.max_turn_chars = chars;
         self
     }
 }

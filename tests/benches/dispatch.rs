@@ -7,7 +7,9 @@
 //!
 //! After divan's table, the dispatch/baseline ratio is measured paired
 //! (`paired/mod.rs`): short alternating batches of the two, one ratio per
-//! pair. That median ratio is the figure `FIGURES.md` reports.
+//! pair. That median ratio is the figure `FIGURES.md` reports. So is
+//! `dispatch_batch` of one call over `dispatch_json` of it: what a turn of
+//! one call pays for going through the batch entry point.
 //!
 //! Run: `cargo bench -p hermes-tests --bench dispatch`.
 
@@ -17,7 +19,7 @@ use std::task::{Context, Poll, Waker};
 
 use divan::{black_box, Bencher};
 use hermes_runtime::hooks::{PostCallEvent, PostCallHook};
-use hermes_runtime::{Profile, Registry, ToolContext};
+use hermes_runtime::{BatchCall, Profile, Registry, ToolContext};
 use paired::{batch_ns, paired};
 use serde::{Deserialize, Serialize};
 
@@ -144,6 +146,15 @@ fn paired_ratio() {
         CALLS,
         &mut dispatch,
         &mut entry,
+    );
+    let one = [BatchCall::new("", "echo", ARGS)];
+    let batch_once = || run_ready(registry.dispatch_batch(black_box(&one), &ctx));
+    let mut batch = |n| batch_ns(n, || (), |()| batch_once());
+    paired(
+        "dispatch_batch of one call / dispatch_json",
+        CALLS,
+        &mut batch,
+        &mut dispatch,
     );
     // Two crates composed, the tool in the first one: the lookup tries the
     // later crate (a miss) before finding it, the worst order.

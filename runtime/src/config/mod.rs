@@ -230,6 +230,17 @@ section! {
             },
             show |n| n.map_or("(the program's, 100000 unless it says)".into(), |n| n.to_string()),
             example "9000";
+        /// This project's: the characters all the results of one turn's
+        /// batch may take together (`None`: the program's `DispatchConfig`,
+        /// 200000 unless it says); the longest beyond it are saved and
+        /// previewed. Lowers the program's budget, never raises it.
+        max_turn_chars: Option<usize> = None,
+            read |r, key, v| {
+                let min = MIN_RESULT_CHARS as i64;
+                r.int(key, v, min, 1_000_000_000).map(|n| Some(load::usize_of(n)))
+            },
+            show |n| n.map_or("(the program's, 200000 unless it says)".into(), |n| n.to_string()),
+            example "50000";
     }
     reference: &[];
 }

@@ -1,0 +1,414 @@
+//! One model turn's tool calls, run together where what the tools declare
+//! allows it ([`Registry::dispatch_batch`]).
+//!
+//! Each call is dispatched as [`Registry::dispatch_json`] would (hooks,
+//! approval, timeout and cap per call); what changes is when it starts.
+//! A call's [`ToolEffects::concurrency`](crate::ToolEffects) places it:
+//!
+//! - `Exclusive` (and a tool that declared nothing, an unknown tool, and
+//!   arguments that are not a JSON object) is a barrier: it starts when
+//!   every earlier call has ended, and no later call starts before it ends.
+//!   `clarify` is one (it asks the user).
+//! - `Safe` starts once the last barrier before it has ended.
+//! - `PerPath(param)` starts once the last barrier has ended and every
+//!   earlier path-scoped call whose path overlaps its own (one is the
+//!   other or inside it, after `~`, the context's working directory,
+//!   `..` and symbolic links are resolved) has ended, unless both are
+//!   read-only: two writes to one file run in the order the model wrote
+//!   them, a read after a write reads what was written, writes to two
+//!   paths run together. A call with no usable path is a barrier.
+//!
+//! So a later call never overtakes an earlier one it could disturb, and the
+//! results come back in call order. At most
+//! [`DispatchConfig::max_parallel_calls`] run at once.
+//!
+//! **Cancelling.** The batch runs under its context's [`Cancellation`]
+//! (`ToolContext::with_cancellation`): once it is cancelled no further
+//! call starts (each is answered an error saying so), and the running ones
+//! get the signal as any call does (`terminal` ends its command's
+//! processes) and are awaited. Dropping the batch's future drops the calls
+//! in flight, with the same effect.
+//!
+//! **The turn's budget.** When the results together are longer than
+//! [`DispatchConfig::max_turn_chars`] (lowered by the profile's
+//! `tool_output.max_turn_chars`), the longest are saved whole under the
+//! profile's home and replaced by a preview and the path (as a result over
+//! its own cap is, [`crate::cap`]), the longest first, until the rest fit.
+//!
+//! [`Cancellation`]: crate::Cancellation
+
+use std::future::{poll_fn, Future};
+use std::path::{Component, Path, PathBuf};
+use std::pin::Pin;
+use std::task::Poll;
+
+use serde_json::Value;
+
+use crate::cap::spill_for_turn;
+use crate::effects::Concurrency;
+use crate::registry::{DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_TURN_CHARS};
+use crate::{error_json, Registry, ToolContext};
+
+/// One tool call of a model's turn, as the model sent it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchCall {
+    /// The call's id (`tool_call_id`), given to its context; empty: none.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments, as the JSON text the model wrote.
+    pub arguments: String,
+}
+
+impl BatchCall {
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: impl Into<String>,
+    ) -> Self {
+        BatchCall {
+            id: id.into(),
+            name: name.into(),
+            arguments: arguments.into(),
+        }
+    }
+}
+
+/// Where a call may run, from its tool's declaration and its arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Access {
+    /// Alone.
+    Barrier,
+    /// Beside anything but a barrier.
+    Shared,
+    /// Beside anything but a barrier and overlapping paths (unless both
+    /// only read).
+    Path { path: PathBuf, read_only: bool },
+}
+
+/// The calls each call waits for (indices of earlier calls).
+fn plan(access: &[Access]) -> Vec<Vec<usize>> {
+    let mut waits = Vec::with_capacity(access.len());
+    let mut last_barrier: Option<usize> = None;
+    for (i, a) in access.iter().enumerate() {
+        let since = last_barrier.map_or(0, |b| b + 1);
+        let mut deps: Vec<usize> = last_barrier.into_iter().collect();
+        match a {
+            Access::Barrier => {
+                deps.extend(since..i);
+                last_barrier = Some(i);
+            }
+            Access::Shared => {}
+            Access::Path { path, read_only } => {
+                for (j, earlier) in access.iter().enumerate().take(i).skip(since) {
+                    if let Access::Path {
+                        path: other,
+                        read_only: other_reads,
+                    } = earlier
+                    {
+                        if !(*read_only && *other_reads) && overlap(path, other) {
+                            deps.push(j);
+                        }
+                    }
+                }
+            }
+        }
+        waits.push(deps);
+    }
+    waits
+}
+
+/// Whether one path is the other or inside it.
+fn overlap(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// `raw` as an absolute path without `.`, `..` or symbolic links in the
+/// part that exists: relative to `cwd`, `~` the user's home.
+fn canonical(raw: &str, cwd: &Path) -> Option<PathBuf> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return None;
+    }
+    let expanded = match raw.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        // `~user`: whose home that is is not known here.
+        Some(_) => return None,
+        None => PathBuf::from(raw),
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    let mut clean = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    // Resolve the longest part that exists (symbolic links), keep the rest.
+    let mut existing = clean.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            out.extend(rest.iter().rev());
+            return Some(out);
+        }
+        rest.push(existing.file_name()?.to_owned());
+        existing = existing.parent()?;
+    }
+}
+
+/// A call's place, from its tool and its arguments.
+fn access_of(registry: &Registry, call: &BatchCall, ctx: &ToolContext) -> Access {
+    let Some(tool) = registry.tool(&call.name) else {
+        return Access::Barrier;
+    };
+    let effects = tool.effects();
+    match &effects.concurrency {
+        Concurrency::Exclusive => Access::Barrier,
+        Concurrency::Safe => match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(Value::Object(_)) => Access::Shared,
+            _ if call.arguments.trim().is_empty() => Access::Shared,
+            _ => Access::Barrier,
+        },
+        Concurrency::PerPath(param) => {
+            let path = match serde_json::from_str::<Value>(&call.arguments) {
+                Ok(Value::Object(args)) => args
+                    .get(param.as_ref())
+                    .and_then(Value::as_str)
+                    .and_then(|raw| canonical(raw, ctx.cwd())),
+                _ => None,
+            };
+            match path {
+                Some(path) => Access::Path {
+                    path,
+                    read_only: effects.read_only,
+                },
+                None => Access::Barrier,
+            }
+        }
+    }
+}
+
+type CallFuture<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
+
+impl Registry {
+    /// Runs one model turn's calls, together where their tools allow it
+    /// (see [`crate::batch`]), and answers their results in call order.
+    pub async fn dispatch_batch(&self, calls: &[BatchCall], ctx: &ToolContext) -> Vec<String> {
+        let (max_parallel, max_turn_chars) = self.batch_limits();
+        let mut results = match calls {
+            // One call: nothing to plan.
+            [only] if ctx.cancellation().is_cancelled() => vec![not_run(only)],
+            [only] if only.id.is_empty() => {
+                vec![self.dispatch_json(&only.name, &only.arguments, ctx).await]
+            }
+            [only] => {
+                let ctx = context_of(only, ctx);
+                vec![self.dispatch_json(&only.name, &only.arguments, &ctx).await]
+            }
+            // Boxed: its state would otherwise be copied with every batch,
+            // the one-call batches included.
+            _ => Box::pin(self.run_planned(calls, ctx, max_parallel)).await,
+        };
+        keep_within(&mut results, max_turn_chars, calls, ctx);
+        results
+    }
+
+    /// [`DispatchConfig::max_parallel_calls`] and
+    /// [`DispatchConfig::max_turn_chars`], without copying the config.
+    ///
+    /// [`DispatchConfig::max_parallel_calls`]: crate::DispatchConfig::max_parallel_calls
+    /// [`DispatchConfig::max_turn_chars`]: crate::DispatchConfig::max_turn_chars
+    fn batch_limits(&self) -> (usize, usize) {
+        if self.default_config() {
+            return (DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_TURN_CHARS);
+        }
+        let config = self.dispatch_state().config();
+        (config.max_parallel_calls, config.max_turn_chars)
+    }
+
+    /// The calls of a batch of two or more, each started once what it
+    /// waits for has ended, at most `limit` at once.
+    async fn run_planned(
+        &self,
+        calls: &[BatchCall],
+        ctx: &ToolContext,
+        limit: usize,
+    ) -> Vec<String> {
+        let access: Vec<Access> = calls.iter().map(|c| access_of(self, c, ctx)).collect();
+        let waits = plan(&access);
+        let limit = limit.max(1);
+        let contexts: Vec<ToolContext> = calls.iter().map(|c| context_of(c, ctx)).collect();
+        let mut results: Vec<Option<String>> = vec![None; calls.len()];
+        let mut running: Vec<(usize, CallFuture<'_>)> = Vec::new();
+        let mut started = vec![false; calls.len()];
+        let mut cancelled = Box::pin(ctx.cancellation().cancelled());
+        let mut stopped = false;
+        poll_fn(|cx| loop {
+            if !stopped && cancelled.as_mut().poll(cx).is_ready() {
+                stopped = true;
+                // Nothing more starts; what runs got the signal and ends.
+                for (i, call) in calls.iter().enumerate() {
+                    if !started[i] {
+                        started[i] = true;
+                        results[i] = Some(not_run(call));
+                    }
+                }
+            }
+            // Start what may start, in call order.
+            for i in 0..calls.len() {
+                if running.len() >= limit {
+                    break;
+                }
+                if started[i] || !waits[i].iter().all(|&j| results[j].is_some()) {
+                    continue;
+                }
+                started[i] = true;
+                let call = &calls[i];
+                running.push((
+                    i,
+                    Box::pin(self.dispatch_json(&call.name, &call.arguments, &contexts[i])),
+                ));
+            }
+            let mut ended = false;
+            let mut k = 0;
+            while k < running.len() {
+                if let Poll::Ready(result) = running[k].1.as_mut().poll(cx) {
+                    let (i, _) = running.swap_remove(k);
+                    results[i] = Some(result);
+                    ended = true;
+                } else {
+                    k += 1;
+                }
+            }
+            if results.iter().all(Option::is_some) {
+                return Poll::Ready(());
+            }
+            if !ended {
+                return Poll::Pending;
+            }
+        })
+        .await;
+        results.into_iter().map(Option::unwrap_or_default).collect()
+    }
+}
+
+/// The context of one call: the batch's, with the call's id.
+fn context_of(call: &BatchCall, ctx: &ToolContext) -> ToolContext {
+    if call.id.is_empty() {
+        ctx.clone()
+    } else {
+        ctx.clone().with_tool_call_id(call.id.clone())
+    }
+}
+
+/// The answer of a call the cancelled batch never started.
+fn not_run(call: &BatchCall) -> String {
+    error_json(format!(
+        "The call of '{}' did not run: its turn was cancelled first.",
+        call.name
+    ))
+}
+
+/// Spills the longest results until all of them fit the turn's budget:
+/// `budget` characters, or fewer if the profile's
+/// `tool_output.max_turn_chars` says so.
+fn keep_within(results: &mut [String], budget: usize, calls: &[BatchCall], ctx: &ToolContext) {
+    // Bytes are never fewer than characters, and the profile cannot lower
+    // the budget below `MIN_RESULT_CHARS`: most turns stop here, without
+    // a look at the profile.
+    let bytes: usize = results.iter().map(String::len).sum();
+    if bytes <= budget.min(crate::config::MIN_RESULT_CHARS) {
+        return;
+    }
+    let budget = match ctx.profile().config().tool_output.max_turn_chars.value {
+        Some(profile) => profile.min(budget),
+        None => budget,
+    };
+    if bytes <= budget {
+        return;
+    }
+    let mut total: usize = results.iter().map(|r| r.chars().count()).sum();
+    let mut longest: Vec<usize> = (0..results.len()).collect();
+    longest.sort_by_key(|&i| std::cmp::Reverse(results[i].len()));
+    for i in longest {
+        if total <= budget {
+            break;
+        }
+        let before = results[i].chars().count();
+        let call_ctx = context_of(&calls[i], ctx);
+        if let Some(spilled) = spill_for_turn(&results[i], budget, &calls[i].name, &call_ctx) {
+            let after = spilled.chars().count();
+            if after < before {
+                total = total - before + after;
+                results[i] = spilled;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(p: &str, read_only: bool) -> Access {
+        Access::Path {
+            path: PathBuf::from(p),
+            read_only,
+        }
+    }
+
+    #[test]
+    fn barriers_split_and_paths_order() {
+        let access = [
+            Access::Shared,
+            path("/w/a", false),
+            path("/w/a", false),
+            path("/w/b", false),
+            path("/w/a/x", true),
+            Access::Barrier,
+            Access::Shared,
+            path("/w/a", true),
+            path("/w/a", true),
+        ];
+        let waits = plan(&access);
+        assert_eq!(waits[0], Vec::<usize>::new());
+        assert_eq!(waits[1], Vec::<usize>::new());
+        // The second write to /w/a after the first; /w/b beside both.
+        assert_eq!(waits[2], vec![1]);
+        assert_eq!(waits[3], Vec::<usize>::new());
+        // A read inside /w/a after both writes to it.
+        assert_eq!(waits[4], vec![1, 2]);
+        // The barrier after everything before it; what follows after it.
+        assert_eq!(waits[5], vec![0, 1, 2, 3, 4]);
+        assert_eq!(waits[6], vec![5]);
+        // Two reads of one path together.
+        assert_eq!(waits[7], vec![5]);
+        assert_eq!(waits[8], vec![5]);
+    }
+
+    #[test]
+    fn paths_are_resolved_before_they_are_compared() {
+        let dir = std::env::temp_dir();
+        let real = dir.canonicalize().unwrap_or(dir.clone());
+        assert_eq!(
+            canonical("./x/../y/z", &dir),
+            Some(real.join("y").join("z"))
+        );
+        assert_eq!(canonical("", &dir), None);
+        assert_eq!(canonical("~someone/x", &dir), None);
+        assert!(overlap(Path::new("/a/b"), Path::new("/a")));
+        assert!(!overlap(Path::new("/a/bc"), Path::new("/a/b")));
+    }
+}
