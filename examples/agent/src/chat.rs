@@ -1,9 +1,10 @@
 //! The agent loop: send the conversation and the tool definitions to a
-//! chat-completions endpoint, run every tool call through
-//! `Registry::dispatch_json`, send the results back, until the model
-//! answers without a tool call or the turn limit is reached.
+//! chat-completions endpoint, run each turn's tool calls through
+//! `Registry::dispatch_batch` (together where the tools allow it, results
+//! in call order), send the results back, until the model answers without
+//! a tool call or the turn limit is reached.
 
-use hermes_runtime::{Registry, ToolContext};
+use hermes_runtime::{BatchCall, Registry, ToolContext};
 use serde_json::{json, Value};
 
 /// Where the model is and how the loop runs.
@@ -58,18 +59,26 @@ pub async fn run(
                 message["content"].as_str().unwrap_or_default().to_string(),
             ));
         }
-        for call in calls {
-            let id = call["id"].as_str().unwrap_or_default();
-            let name = call["function"]["name"].as_str().unwrap_or_default();
-            // Arguments are a JSON text; a model may send an object instead.
-            let arguments = match &call["function"]["arguments"] {
-                Value::String(s) => s.clone(),
-                Value::Null => "{}".to_string(),
-                other => other.to_string(),
-            };
-            let result = registry.dispatch_json(name, &arguments, ctx).await;
-            on_tool(name, &result);
-            messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+        let batch: Vec<BatchCall> = calls
+            .iter()
+            .map(|call| {
+                // Arguments are a JSON text; a model may send an object instead.
+                let arguments = match &call["function"]["arguments"] {
+                    Value::String(s) => s.clone(),
+                    Value::Null => "{}".to_string(),
+                    other => other.to_string(),
+                };
+                BatchCall::new(
+                    call["id"].as_str().unwrap_or_default(),
+                    call["function"]["name"].as_str().unwrap_or_default(),
+                    arguments,
+                )
+            })
+            .collect();
+        let results = registry.dispatch_batch(&batch, ctx).await;
+        for (call, result) in batch.iter().zip(results) {
+            on_tool(&call.name, &result);
+            messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
         }
     }
     Ok(Outcome::TurnLimit)
