@@ -592,9 +592,12 @@ impl Registry {
         let _w = self.writer();
         // The limit is read by the blocking runner itself, not through `config`.
         self.blocking.set_limit(config.max_abandoned_blocking);
+        // Every setting dispatch (or a batch) reads through `config`.
         let default = config.default_max_result_chars == DEFAULT_MAX_RESULT_CHARS
             && config.default_timeout == DEFAULT_TIMEOUT
-            && config.tool_timeouts.is_empty();
+            && config.tool_timeouts.is_empty()
+            && config.max_parallel_calls == DEFAULT_MAX_PARALLEL_CALLS
+            && config.max_turn_chars == DEFAULT_MAX_TURN_CHARS;
         // Bit last when leaving the defaults, first when returning to them:
         // a reader that sees the bit clear never misses a setting.
         if default {
