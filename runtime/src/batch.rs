@@ -13,10 +13,13 @@
 //! - `PerPath(param)` starts once the last barrier has ended and every
 //!   earlier path-scoped call whose path overlaps its own (one is the
 //!   other or inside it, after `~`, the context's working directory,
-//!   `..` and symbolic links are resolved) has ended, unless both are
-//!   read-only: two writes to one file run in the order the model wrote
-//!   them, a read after a write reads what was written, writes to two
-//!   paths run together. A call with no usable path is a barrier.
+//!   `..` and symbolic links are resolved) has ended: two writes to one
+//!   file run in the order the model wrote them, a read after a write
+//!   reads what was written, writes to two paths run together. Two reads
+//!   of one file are ordered too, as the reference orders them: a file
+//!   tool keeps per-session state about the files it read (a second read
+//!   of an unchanged page says so instead of repeating it). A call with no
+//!   usable path is a barrier.
 //!
 //! So a later call never overtakes an earlier one it could disturb, and the
 //! results come back in call order. At most
@@ -81,9 +84,8 @@ enum Access {
     Barrier,
     /// Beside anything but a barrier.
     Shared,
-    /// Beside anything but a barrier and overlapping paths (unless both
-    /// only read).
-    Path { path: PathBuf, read_only: bool },
+    /// Beside anything but a barrier and overlapping paths.
+    Path(PathBuf),
 }
 
 /// The calls each call waits for (indices of earlier calls).
@@ -99,14 +101,10 @@ fn plan(access: &[Access]) -> Vec<Vec<usize>> {
                 last_barrier = Some(i);
             }
             Access::Shared => {}
-            Access::Path { path, read_only } => {
+            Access::Path(path) => {
                 for (j, earlier) in access.iter().enumerate().take(i).skip(since) {
-                    if let Access::Path {
-                        path: other,
-                        read_only: other_reads,
-                    } = earlier
-                    {
-                        if !(*read_only && *other_reads) && overlap(path, other) {
+                    if let Access::Path(other) = earlier {
+                        if overlap(path, other) {
                             deps.push(j);
                         }
                     }
@@ -173,8 +171,7 @@ fn access_of(registry: &Registry, call: &BatchCall, ctx: &ToolContext) -> Access
     let Some(tool) = registry.tool(&call.name) else {
         return Access::Barrier;
     };
-    let effects = tool.effects();
-    match &effects.concurrency {
+    match &tool.effects().concurrency {
         Concurrency::Exclusive => Access::Barrier,
         Concurrency::Safe => match serde_json::from_str::<Value>(&call.arguments) {
             Ok(Value::Object(_)) => Access::Shared,
@@ -189,13 +186,7 @@ fn access_of(registry: &Registry, call: &BatchCall, ctx: &ToolContext) -> Access
                     .and_then(|raw| canonical(raw, ctx.cwd())),
                 _ => None,
             };
-            match path {
-                Some(path) => Access::Path {
-                    path,
-                    read_only: effects.read_only,
-                },
-                None => Access::Barrier,
-            }
+            path.map_or(Access::Barrier, Access::Path)
         }
     }
 }
@@ -362,25 +353,22 @@ fn keep_within(results: &mut [String], budget: usize, calls: &[BatchCall], ctx: 
 mod tests {
     use super::*;
 
-    fn path(p: &str, read_only: bool) -> Access {
-        Access::Path {
-            path: PathBuf::from(p),
-            read_only,
-        }
+    fn path(p: &str) -> Access {
+        Access::Path(PathBuf::from(p))
     }
 
     #[test]
     fn barriers_split_and_paths_order() {
         let access = [
             Access::Shared,
-            path("/w/a", false),
-            path("/w/a", false),
-            path("/w/b", false),
-            path("/w/a/x", true),
+            path("/w/a"),
+            path("/w/a"),
+            path("/w/b"),
+            path("/w/a/x"),
             Access::Barrier,
             Access::Shared,
-            path("/w/a", true),
-            path("/w/a", true),
+            path("/w/a"),
+            path("/w/a"),
         ];
         let waits = plan(&access);
         assert_eq!(waits[0], Vec::<usize>::new());
@@ -388,14 +376,14 @@ mod tests {
         // The second write to /w/a after the first; /w/b beside both.
         assert_eq!(waits[2], vec![1]);
         assert_eq!(waits[3], Vec::<usize>::new());
-        // A read inside /w/a after both writes to it.
+        // A call inside /w/a after both calls on it.
         assert_eq!(waits[4], vec![1, 2]);
         // The barrier after everything before it; what follows after it.
         assert_eq!(waits[5], vec![0, 1, 2, 3, 4]);
         assert_eq!(waits[6], vec![5]);
-        // Two reads of one path together.
+        // Two reads of one path in order too.
         assert_eq!(waits[7], vec![5]);
-        assert_eq!(waits[8], vec![5]);
+        assert_eq!(waits[8], vec![5, 7]);
     }
 
     #[test]
