@@ -49,11 +49,7 @@ pub fn connect_for(
             }
             let tool = tool.to_string();
             McpClients::start_only(registry, profile, move |server| {
-                tool.starts_with(&format!(
-                    "{}{}__",
-                    naming::TOOL_PREFIX,
-                    naming::sanitize_component(server)
-                ))
+                naming::may_belong(server, &tool)
             })
         }
     };
@@ -161,6 +157,9 @@ pub fn run(
             for t in &s.tools {
                 text += &format!("  {t}\n");
             }
+            for r in &s.renamed {
+                text += &format!("renamed    {} → {}\n", r.tool, r.name);
+            }
             for w in &s.warnings {
                 text += &format!("warning    {w}\n");
             }
@@ -210,6 +209,9 @@ fn table(status: &[ServerStatus]) -> String {
         );
         if let Some(e) = &s.error {
             text += &format!("{:<width$}  error: {e}\n", "");
+        }
+        for r in &s.renamed {
+            text += &format!("{:<width$}  renamed: {} → {}\n", "", r.tool, r.name);
         }
         for w in &s.warnings {
             text += &format!("{:<width$}  warning: {w}\n", "");

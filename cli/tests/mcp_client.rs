@@ -8,7 +8,7 @@ mod mcp_client_support;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use hermes_mcp_client::{McpClients, State};
+use hermes_mcp_client::{naming, McpClients, State};
 use mcp_client_support::{
     alive, eventually, free_port, python, server_script, stdio_entry, Fixture,
 };
@@ -168,6 +168,79 @@ fn a_server_s_annotations_are_kept() {
 
     // Reading resources changes nothing.
     assert!(tool("mcp__plain__read_resource").effects().read_only);
+}
+
+/// A name over 64 characters and two names that sanitize alike
+/// (`get-item`, `get.item`) are registered under stable shortened names,
+/// reported by `mcp list`, and each reaches its own tool on the server;
+/// another process (the binary) gives them the same names.
+#[test]
+fn long_and_colliding_names_are_renamed_not_dropped() {
+    const BIN: &str = env!("CARGO_BIN_EXE_hermes-tools");
+    const LONG: &str = "a_tool_whose_name_is_far_longer_than_the_sixty_four_characters_allowed";
+    let f = Fixture::new(&stdio_entry("nm", "    connect_timeout: 30\n"), "");
+    let clients = start(&f);
+    let s = status_of(&clients, "nm");
+    assert_eq!(s.state, State::Connected, "{s:?}");
+    assert!(
+        !s.warnings.iter().any(|w| w.contains("not registered")),
+        "{s:?}"
+    );
+    // The name a listed tool is registered under.
+    let given = |tool: &str| {
+        s.renamed
+            .iter()
+            .find(|r| r.tool == tool)
+            .map_or_else(|| naming::tool_name("nm", tool), |r| r.name.clone())
+    };
+    let long = given(LONG);
+    assert!(
+        long.len() <= naming::MAX_NAME_LEN && long.starts_with("mcp__nm__a_tool_whose"),
+        "{long}"
+    );
+    assert!(s.tools.contains(&long), "{s:?}");
+    assert_eq!(f.call(&long, json!({}))["result"], "long");
+
+    let (dash, dot) = (given("get-item"), given("get.item"));
+    assert_ne!(dash, dot);
+    // One keeps the plain name, the other is renamed: neither is lost.
+    assert!(
+        [&dash, &dot].contains(&&"mcp__nm__get_item".to_string()),
+        "{dash} {dot}"
+    );
+    assert!(s.tools.contains(&dash) && s.tools.contains(&dot), "{s:?}");
+    assert_eq!(f.call(&dash, json!({}))["result"], "dash");
+    assert_eq!(f.call(&dot, json!({}))["result"], "dot");
+    drop(clients);
+
+    // The binary: `mcp list` names each renamed tool, `call` reaches it.
+    let profile = f.dir.path().to_path_buf();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("--profile")
+            .arg(&profile)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let list = run(&["mcp", "list"]);
+    assert!(
+        list.contains(&format!("renamed: {LONG} → {long}")),
+        "{list}"
+    );
+    let renamed = if dash == "mcp__nm__get_item" {
+        format!("renamed: get.item → {dot}")
+    } else {
+        format!("renamed: get-item → {dash}")
+    };
+    assert!(list.contains(&renamed), "{list}");
+    let out = run(&["call", &long, "{}"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&out).unwrap()["result"],
+        "long",
+        "{out}"
+    );
 }
 
 #[test]

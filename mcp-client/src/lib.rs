@@ -102,11 +102,24 @@ pub struct ServerStatus {
     pub error: Option<String>,
     /// Description warnings and tools that could not be registered.
     pub warnings: Vec<String>,
+    /// Tools registered under another name than `mcp__<server>__<tool>`
+    /// (too long, or taken by an earlier tool of the listing).
+    pub renamed: Vec<Renamed>,
     /// The last successful connection: start to `initialize` answered.
     pub connect_ms: Option<u64>,
     /// The last `tools/list` (all pages) and registration.
     pub list_ms: Option<u64>,
     pub connections: u32,
+}
+
+/// A listed tool whose registered name is not its plain one
+/// ([`naming::assign_names`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Renamed {
+    /// The tool's name as the server lists it (and is called by).
+    pub tool: String,
+    /// The name it is registered under.
+    pub name: String,
 }
 
 /// The servers of one profile, connected and registered. Dropping it removes
@@ -297,6 +310,7 @@ impl McpClients {
                 tools: Vec::new(),
                 error: Some(d.render(&config.path)),
                 warnings: Vec::new(),
+                renamed: Vec::new(),
                 connect_ms: None,
                 list_ms: None,
                 connections: 0,
@@ -510,6 +524,7 @@ impl Server {
                 tools: Vec::new(),
                 error: None,
                 warnings: Vec::new(),
+                renamed: Vec::new(),
                 connect_ms: None,
                 list_ms: None,
                 connections: 0,
@@ -603,9 +618,34 @@ impl Server {
     ) {
         let mut warnings = Vec::new();
         let mut specs = Vec::new();
-        for tool in tools {
-            if !naming::selected(&tool.name, &self.include, &self.exclude) {
-                continue;
+        let mut renamed = Vec::new();
+        let tools: Vec<&rmcp::model::Tool> = tools
+            .iter()
+            .filter(|t| naming::selected(&t.name, &self.include, &self.exclude))
+            .collect();
+        let utilities: Vec<&str> = caps
+            .map(|c| {
+                let mut u = Vec::new();
+                if c.resources.is_some() {
+                    u.extend(["list_resources", "read_resource"]);
+                }
+                if c.prompts.is_some() {
+                    u.extend(["list_prompts", "get_prompt"]);
+                }
+                u
+            })
+            .unwrap_or_default();
+        let reserved: Vec<String> = utilities
+            .iter()
+            .map(|u| naming::tool_name(&self.name, u))
+            .collect();
+        let names = naming::assign_names(&self.name, tools.iter().map(|t| &*t.name), &reserved);
+        for (tool, name) in tools.into_iter().zip(names) {
+            if name != naming::tool_name(&self.name, &tool.name) {
+                renamed.push(Renamed {
+                    tool: tool.name.to_string(),
+                    name: name.clone(),
+                });
             }
             let given = tool.description.as_deref();
             let findings = naming::scan_description(given.unwrap_or(""));
@@ -619,7 +659,7 @@ impl Server {
                 warnings.push(w);
             }
             let mut spec = self.spec(
-                naming::tool_name(&self.name, &tool.name),
+                name,
                 naming::description(&self.name, &tool.name, given),
                 naming::normalize_object((*tool.input_schema).clone()),
                 Call::Tool(tool.name.to_string()),
@@ -640,14 +680,7 @@ impl Server {
                 .or_else(|| hints.and_then(|a| a.title.clone()));
             specs.push(spec);
         }
-        if let Some(caps) = caps {
-            if caps.resources.is_some() {
-                specs.extend(self.utility_specs(&["list_resources", "read_resource"]));
-            }
-            if caps.prompts.is_some() {
-                specs.extend(self.utility_specs(&["list_prompts", "get_prompt"]));
-            }
-        }
+        specs.extend(self.utility_specs(&utilities));
         let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
         *lock(&self.listed) = specs.clone();
         let errors = self.registry.replace_toolset_tools(&self.toolset, specs);
@@ -676,6 +709,7 @@ impl Server {
         let mut s = lock(&self.status);
         s.tools = registered;
         s.warnings = warnings;
+        s.renamed = renamed;
         s.list_ms = Some(ms(started.elapsed()));
     }
 

@@ -39,6 +39,80 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     )
 }
 
+/// The longest tool name the registry takes ([`is_valid_tool_name`]).
+///
+/// [`is_valid_tool_name`]: hermes_tool_facts::is_valid_tool_name
+pub const MAX_NAME_LEN: usize = hermes_tool_facts::MAX_NAME_LEN;
+/// `_` and 8 hex digits: the end of a shortened or disambiguated name.
+const SUFFIX_LEN: usize = 9;
+/// What a hashed name keeps of [`tool_name`]: the rest is the suffix.
+const KEEP: usize = MAX_NAME_LEN - SUFFIX_LEN;
+
+/// FNV-1a (32 bits) of the server's and the tool's names as listed (a 0
+/// byte between them) and, past the first, the attempt's number: the
+/// same on every run, platform and Rust version.
+fn stable_hash(server: &str, tool: &str, attempt: u32) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    let attempt = attempt.to_le_bytes();
+    let salt: &[u8] = if attempt == [0; 4] { &[] } else { &attempt };
+    let bytes = server
+        .bytes()
+        .chain([0])
+        .chain(tool.bytes())
+        .chain(salt.iter().copied());
+    for b in bytes {
+        hash ^= u32::from(b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+/// [`tool_name`] cut to [`KEEP`] characters, then `_` and the 8 hex digits
+/// of [`stable_hash`]: [`MAX_NAME_LEN`] at most.
+fn hashed_name(server: &str, tool: &str, attempt: u32) -> String {
+    let full = tool_name(server, tool);
+    // Sanitized names are ASCII: every index is a character boundary.
+    let head = full.get(..full.len().min(KEEP)).unwrap_or(TOOL_PREFIX);
+    format!("{head}_{:08x}", stable_hash(server, tool, attempt))
+}
+
+/// The names one listing's tools get, in listing order: [`tool_name`]
+/// when it is at most [`MAX_NAME_LEN`] long and not taken yet (by an
+/// earlier tool of the listing or by `reserved`); else the hashed name of
+/// the tool's own listed name (the next attempt while that is taken too).
+/// No tool is left without a name; the same listing always gets the same
+/// names.
+pub fn assign_names<'a>(
+    server: &str,
+    tools: impl IntoIterator<Item = &'a str>,
+    reserved: &[String],
+) -> Vec<String> {
+    let mut taken: std::collections::HashSet<String> = reserved.iter().cloned().collect();
+    let mut out = Vec::new();
+    for tool in tools {
+        let plain = tool_name(server, tool);
+        let name = if plain.len() <= MAX_NAME_LEN && !taken.contains(&plain) {
+            plain
+        } else {
+            (0..=u32::MAX)
+                .map(|attempt| hashed_name(server, tool, attempt))
+                .find(|n| !taken.contains(n))
+                .unwrap_or(plain)
+        };
+        taken.insert(name.clone());
+        out.push(name);
+    }
+    out
+}
+
+/// Whether `name` may be one of `server`'s tools: it starts with
+/// `mcp__<server>__`, or with as much of it as a shortened name keeps.
+pub fn may_belong(server: &str, name: &str) -> bool {
+    let prefix = format!("{TOOL_PREFIX}{}{DELIMITER}", sanitize_component(server));
+    let head = prefix.get(..prefix.len().min(KEEP)).unwrap_or(&prefix);
+    name.starts_with(head)
+}
+
 /// `mcp-<server>`.
 pub fn toolset(server: &str) -> String {
     format!("{TOOLSET_PREFIX}{server}")
@@ -315,6 +389,72 @@ mod tests {
         assert_eq!(description("s", "t", None), "MCP tool t from s");
         assert_eq!(description("s", "t", Some("")), "MCP tool t from s");
         assert_eq!(description("s", "t", Some("Does t")), "Does t");
+    }
+
+    #[test]
+    fn long_names_are_shortened_with_a_stable_hash() {
+        let tool = "t".repeat(70);
+        let names = assign_names("srv", [tool.as_str()], &[]);
+        let [name] = names.as_slice() else {
+            panic!("{names:?}")
+        };
+        assert!(hermes_tool_facts::is_valid_tool_name(name), "{name}");
+        assert_eq!(name.len(), MAX_NAME_LEN);
+        assert!(name.starts_with("mcp__srv__ttt"), "{name}");
+        // The suffix is FNV-1a of the listed names: fixed, not per run.
+        let expected = format!("_{:08x}", stable_hash("srv", &tool, 0));
+        assert!(name.ends_with(&expected), "{name}");
+        assert_eq!(
+            stable_hash("srv", "tool", 0),
+            0xb19c_7180,
+            "the hash must never change: it names tools across runs"
+        );
+        // Names that fit are left alone.
+        assert_eq!(
+            assign_names("srv", ["echo"], &[]),
+            vec!["mcp__srv__echo".to_string()]
+        );
+        // A long server name: the prefix is cut too, and still recognised.
+        let server = "s".repeat(60);
+        let names = assign_names(&server, ["x"], &[]);
+        assert!(
+            hermes_tool_facts::is_valid_tool_name(&names[0]),
+            "{names:?}"
+        );
+        assert!(may_belong(&server, &names[0]));
+        assert!(!may_belong("other", &names[0]));
+        assert!(may_belong("srv", "mcp__srv__echo"));
+        assert!(!may_belong("sr", "mcp__srv__echo"));
+    }
+
+    #[test]
+    fn colliding_names_keep_both_tools() {
+        let names = assign_names("srv", ["get-item", "get.item", "get_item"], &[]);
+        assert_eq!(names[0], "mcp__srv__get_item");
+        assert_ne!(names[1], names[0]);
+        assert_ne!(names[2], names[0]);
+        assert_ne!(names[2], names[1]);
+        // The later ones get the hash of their own listed name.
+        assert_eq!(names[1], hashed_name("srv", "get.item", 0));
+        assert_eq!(names[2], hashed_name("srv", "get_item", 0));
+        // Deterministic: the same listing gets the same names.
+        assert_eq!(
+            names,
+            assign_names("srv", ["get-item", "get.item", "get_item"], &[])
+        );
+        // A reserved name (a utility tool) is not given to a listed tool.
+        let reserved = vec!["mcp__srv__list_resources".to_string()];
+        let names = assign_names("srv", ["list_resources"], &reserved);
+        assert_ne!(names[0], reserved[0]);
+        assert!(names[0].starts_with("mcp__srv__list_resources_"));
+        // A hashed name already taken moves on to the next attempt.
+        let taken = hashed_name("srv", "a-b", 0);
+        let listed = taken.trim_start_matches("mcp__srv__");
+        let names = assign_names("srv", ["a_b", listed, "a-b"], &[]);
+        assert_eq!(names[1], taken);
+        assert_eq!(names[2], hashed_name("srv", "a-b", 1));
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
     }
 
     #[test]
