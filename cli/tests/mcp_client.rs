@@ -243,6 +243,141 @@ fn long_and_colliding_names_are_renamed_not_dropped() {
     );
 }
 
+/// A server's broken input schemas (`{"type": null}`, a recursive `$ref`,
+/// a `$ref` to a missing definition) cost those tools only: what can be
+/// repaired is, what cannot is left out with a note; the server's other
+/// tools and the built-ins are listed (`schema`) and served (`serve
+/// --mcp`). A listing longer than `max_tools` is cut there, with a note.
+#[test]
+fn a_broken_schema_costs_one_tool_and_a_long_listing_is_cut() {
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    const BIN: &str = env!("CARGO_BIN_EXE_hermes-tools");
+    let raw = server_script().with_file_name("raw_server.py");
+    let f = Fixture::new(
+        &format!(
+            "  raw:\n    command: {:?}\n    args: [{:?}, \"20\"]\n    max_tools: 12\n    connect_timeout: 30\n",
+            python().display().to_string(),
+            raw.display().to_string()
+        ),
+        "",
+    );
+    let clients = start(&f);
+    let s = status_of(&clients, "raw");
+    assert_eq!(s.state, State::Connected, "{s:?}");
+    for kept in [
+        "good",
+        "null_type",
+        "string_root",
+        "nullable_list",
+        "ref_default",
+        "t0",
+    ] {
+        assert!(
+            s.tools.contains(&format!("mcp__raw__{kept}")),
+            "{kept}: {s:?}"
+        );
+    }
+    for (dropped, why) in [("recursive", "recursive"), ("dangling", "does not resolve")] {
+        assert!(
+            !s.tools.contains(&format!("mcp__raw__{dropped}")),
+            "{dropped}: {s:?}"
+        );
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains(&format!("'{dropped}' not registered")) && w.contains(why)),
+            "{dropped}: {s:?}"
+        );
+    }
+    // Cut at max_tools: the first 12 listed, the rest named in a note.
+    assert!(s.tools.len() <= 12, "{s:?}");
+    assert!(!s.tools.contains(&"mcp__raw__t19".to_string()), "{s:?}");
+    assert!(s.warnings.iter().any(|w| w.contains("max_tools")), "{s:?}");
+    // The repairs: an object schema at the top, nullable, no default
+    // beside the $ref.
+    let params = |name: &str| f.registry.tool(name).unwrap().parameters().clone();
+    assert_eq!(
+        params("mcp__raw__null_type"),
+        json!({"type": "object", "properties": {}})
+    );
+    let nullable = params("mcp__raw__nullable_list");
+    assert_eq!(
+        nullable["properties"]["x"],
+        json!({"type": "string", "nullable": true}),
+        "{nullable}"
+    );
+    let with_ref = params("mcp__raw__ref_default");
+    assert!(
+        with_ref["properties"]["p"].get("default").is_none()
+            && with_ref["properties"]["p"]["properties"]["x"]["type"] == "integer",
+        "{with_ref}"
+    );
+    assert_eq!(f.call("mcp__raw__good", json!({}))["result"], "good");
+    assert_eq!(
+        f.call("mcp__raw__null_type", json!({}))["result"],
+        "null_type"
+    );
+    drop(clients);
+
+    // The binary: `schema` answers (built-ins and the usable tools),
+    // `mcp list` names the dropped ones, `serve --mcp` starts and serves.
+    let profile = f.dir.path().to_path_buf();
+    let out = Command::new(BIN)
+        .arg("--profile")
+        .arg(&profile)
+        .args(["schema", "--toolsets", "file,raw"])
+        .output()
+        .unwrap();
+    let schema = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{schema}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        schema.contains("\"read_file\"") && schema.contains("mcp__raw__good"),
+        "{schema}"
+    );
+    assert!(!schema.contains("mcp__raw__recursive"), "{schema}");
+    let out = Command::new(BIN)
+        .arg("--profile")
+        .arg(&profile)
+        .args(["mcp", "list"])
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        list.contains("'recursive' not registered") && list.contains("max_tools"),
+        "{list}"
+    );
+
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.arg("--profile")
+        .arg(&profile)
+        .args(["serve", "--mcp", "--toolsets", "file,mcp-raw"])
+        .stderr(Stdio::null());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tools = runtime.block_on(async {
+        let client = tokio::time::timeout(CONNECT, ().serve(TokioChildProcess::new(cmd).unwrap()))
+            .await
+            .unwrap()
+            .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        let _ = client.cancel().await;
+        tools
+    });
+    for name in ["read_file", "mcp__raw__good", "mcp__raw__null_type"] {
+        assert!(tools.iter().any(|t| t.name == name), "{name}: {tools:?}");
+    }
+}
+
 #[test]
 fn a_failing_server_costs_the_call_not_the_agent() {
     let f = Fixture::new(

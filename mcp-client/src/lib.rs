@@ -71,6 +71,9 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(60);
 pub const PARKED_RETRY: Duration = Duration::from_secs(300);
 /// Pages of a `*/list` answer read at most.
 pub const MAX_LIST_PAGES: usize = 50;
+/// Tools of one server's listing offered at most, unless its entry sets
+/// `max_tools`: the rest are cut, with a note.
+pub const DEFAULT_MAX_TOOLS: usize = 1000;
 
 /// Where a server stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -191,6 +194,8 @@ struct Server {
     exclude: Vec<String>,
     /// `supports_parallel_tool_calls`: its tools may run beside other calls.
     parallel: bool,
+    /// `max_tools`: the listing is cut after this many tools.
+    max_tools: usize,
     env: ChildEnv,
     home: PathBuf,
     registry: &'static Registry,
@@ -508,6 +513,7 @@ impl Server {
             include: entry.include.clone(),
             exclude: entry.exclude.clone(),
             parallel: entry.parallel,
+            max_tools: entry.max_tools.unwrap_or(DEFAULT_MAX_TOOLS),
             env: base_env.clone(),
             home: std::path::absolute(profile.home())
                 .unwrap_or_else(|_| profile.home().to_path_buf()),
@@ -599,7 +605,8 @@ impl Server {
                 .map_err(McpError::ListTools)?;
             tools.extend(page.tools);
             cursor = page.next_cursor;
-            if cursor.is_none() {
+            // Past the cap nothing more is read: `register` cuts it.
+            if cursor.is_none() || tools.len() > self.max_tools {
                 break;
             }
         }
@@ -619,6 +626,16 @@ impl Server {
         let mut warnings = Vec::new();
         let mut specs = Vec::new();
         let mut renamed = Vec::new();
+        let tools = match tools.get(..self.max_tools) {
+            Some(kept) if kept.len() < tools.len() => {
+                warnings.push(format!(
+                    "the server lists more than {} tools: only the first {} are offered (`max_tools`)",
+                    self.max_tools, self.max_tools
+                ));
+                kept
+            }
+            _ => tools,
+        };
         let tools: Vec<&rmcp::model::Tool> = tools
             .iter()
             .filter(|t| naming::selected(&t.name, &self.include, &self.exclude))
@@ -641,13 +658,25 @@ impl Server {
             .collect();
         let names = naming::assign_names(&self.name, tools.iter().map(|t| &*t.name), &reserved);
         for (tool, name) in tools.into_iter().zip(names) {
+            let given = tool.description.as_deref();
+            let description = naming::description(&self.name, &tool.name, given);
+            let parameters = naming::normalize_object((*tool.input_schema).clone());
+            // One tool's broken schema costs that tool only.
+            if let Some(why) = naming::unusable(&name, &description, &parameters) {
+                let w = format!(
+                    "tool '{}' not registered: its inputSchema cannot be used: {why}",
+                    tool.name
+                );
+                tracing::warn!(target: "hermes::mcp", "MCP server '{}' {w}", self.name);
+                warnings.push(w);
+                continue;
+            }
             if name != naming::tool_name(&self.name, &tool.name) {
                 renamed.push(Renamed {
                     tool: tool.name.to_string(),
                     name: name.clone(),
                 });
             }
-            let given = tool.description.as_deref();
             let findings = naming::scan_description(given.unwrap_or(""));
             if !findings.is_empty() {
                 let w = format!(
@@ -660,8 +689,8 @@ impl Server {
             }
             let mut spec = self.spec(
                 name,
-                naming::description(&self.name, &tool.name, given),
-                naming::normalize_object((*tool.input_schema).clone()),
+                description,
+                parameters,
                 Call::Tool(tool.name.to_string()),
             );
             // What the server says the tool does (MCP's defaults for what

@@ -203,11 +203,17 @@ const MAX_DEPTH: usize = 64;
 /// - no schema (or not an object) → `{"type": "object", "properties": {}}`;
 /// - `definitions` as a keyword (not as a property's name) → `$defs`, and
 ///   `#/definitions/...` refs → `#/$defs/...`;
+/// - `default` beside a `$ref` dropped (the reference's rule);
 /// - `anyOf`/`oneOf` with a `{"type": "null"}` branch and one other branch
-///   collapse to that branch plus `nullable: true`;
+///   collapse to that branch plus `nullable: true`, and a `type` list of
+///   `"null"` and one other type (`["string", "null"]`) becomes that type
+///   plus `nullable: true`;
 /// - a node with `properties` or `required` but no `type` gets `"object"`;
 ///   an object gets `properties` when missing; `required` keeps only names
 ///   that are properties (dropped when none is);
+/// - a top-level `type` that is not `"object"` (`null`, `"string"`, a list)
+///   → `{"type": "object", "properties": {}}` (tool arguments are an
+///   object); a missing one is left to the baseline's root rule;
 /// - then the runtime's baseline: `$ref`s into `#/$defs` inlined,
 ///   `$defs` dropped.
 pub fn normalize_schema(schema: Option<&Value>) -> Value {
@@ -226,6 +232,12 @@ pub fn normalize_object(map: Map<String, Value>) -> Value {
     rename_definitions(&mut out, 0);
     strip_nullable_unions(&mut out, 0);
     repair_objects(&mut out, 0);
+    if out
+        .get("type")
+        .is_some_and(|t| t.as_str() != Some("object"))
+    {
+        return empty_object();
+    }
     if let Value::Object(m) = &mut out {
         if m.get("type").and_then(Value::as_str) == Some("object") && !m.contains_key("properties")
         {
@@ -240,6 +252,28 @@ pub fn normalize_object(map: Map<String, Value>) -> Value {
     }
 }
 
+/// Why a normalized schema cannot be offered, `None` when it can: what
+/// the runtime's dialect rewrite refuses in the dialects every tool is
+/// given in by default (`schema`'s OpenAI form, `serve --mcp`'s MCP form),
+/// such as a recursive `$ref` or one to a missing definition.
+pub fn unusable(name: &str, description: &str, parameters: &Value) -> Option<String> {
+    use hermes_runtime::dialect::{rewrite, Dialect};
+    let mut tool = Map::with_capacity(3);
+    tool.insert("name".into(), Value::String(name.into()));
+    tool.insert("description".into(), Value::String(description.into()));
+    tool.insert("parameters".into(), parameters.clone());
+    let tool = Value::Object(tool);
+    [Dialect::OpenAi, Dialect::Mcp].into_iter().find_map(|d| {
+        rewrite(&tool, d).err().map(|issues| {
+            issues
+                .into_iter()
+                .map(|i| i.message)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    })
+}
+
 fn empty_object() -> Value {
     serde_json::json!({"type": "object", "properties": {}})
 }
@@ -252,6 +286,9 @@ fn rename_definitions(node: &mut Value, depth: usize) {
         Value::Object(m) => {
             if let Some(defs) = m.remove("definitions") {
                 m.entry("$defs").or_insert(defs);
+            }
+            if m.contains_key("$ref") {
+                m.remove("default");
             }
             if let Some(Value::String(r)) = m.get_mut("$ref") {
                 if let Some(rest) = r.strip_prefix("#/definitions/") {
@@ -291,6 +328,16 @@ fn strip_nullable_unions(node: &mut Value, depth: usize) {
         Value::Object(m) => {
             for value in m.values_mut() {
                 strip_nullable_unions(value, depth + 1);
+            }
+            if let Some(Value::Array(types)) = m.get("type") {
+                if types.iter().any(|t| t == "null") {
+                    let rest: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+                    if let [Value::String(only)] = rest.as_slice() {
+                        let only = Value::String(only.clone());
+                        m.insert("type".into(), only);
+                        m.insert("nullable".into(), Value::Bool(true));
+                    }
+                }
             }
             for key in ["anyOf", "oneOf"] {
                 let Some(Value::Array(branches)) = m.get(key) else {
@@ -503,6 +550,49 @@ mod tests {
                 "required": ["definitions"]
             })
         );
+        // The reference's rules: a nullable type list, a default beside a
+        // $ref, a top-level type that is not an object.
+        assert_eq!(
+            normalize_schema(Some(&json!({
+                "type": "object",
+                "properties": {
+                    "x": {"type": ["string", "null"]},
+                    "p": {"$ref": "#/$defs/P", "default": {"y": 1}}
+                },
+                "$defs": {"P": {"type": "object", "properties": {"y": {"type": "integer"}}}}
+            }))),
+            json!({
+                "type": "object",
+                "properties": {
+                    "x": {"type": "string", "nullable": true},
+                    "p": {"type": "object", "properties": {"y": {"type": "integer"}}}
+                }
+            })
+        );
+        for root in [
+            json!({"type": null}),
+            json!({"type": "string"}),
+            json!({"type": ["array"]}),
+        ] {
+            assert_eq!(
+                normalize_schema(Some(&root)),
+                json!({"type": "object", "properties": {}}),
+                "{root}"
+            );
+        }
+        // What the repairs cannot make usable is named, not registered.
+        let recursive = normalize_schema(Some(&json!({
+            "type": "object",
+            "properties": {"n": {"$ref": "#/$defs/N"}},
+            "$defs": {"N": {"type": "object", "properties": {"next": {"$ref": "#/$defs/N"}}}}
+        })));
+        let why = unusable("mcp__s__t", "d", &recursive).unwrap_or_default();
+        assert!(why.contains("recursive"), "{why}");
+        let dangling = normalize_schema(Some(&json!({
+            "type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}
+        })));
+        assert!(unusable("mcp__s__t", "d", &dangling).is_some());
+        assert_eq!(unusable("mcp__s__t", "d", &normalize_schema(None)), None);
         // No properties at all: added.
         assert_eq!(
             normalize_schema(Some(&json!({"type": "object"}))),

@@ -792,6 +792,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         "tools",
         "ssl_verify",
         "supports_parallel_tool_calls",
+        "max_tools",
     ];
     let entries = r.mapping(key, node)?;
     let mut command = None;
@@ -809,6 +810,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut exclude = Vec::new();
     let mut ssl_verify = SslVerify::default();
     let mut parallel = false;
+    let mut max_tools = None;
     let mut bad = false;
     for (name, v, pos) in entries {
         let k = join(key, &name);
@@ -868,6 +870,10 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
                 let value = r.bool(&k, v);
                 ok(value.is_some());
                 parallel = value.unwrap_or(false);
+            }
+            "max_tools" => {
+                max_tools = r.int(&k, v, 1, 1_000_000).map(usize_of);
+                ok(max_tools.is_some());
             }
             "ssl_verify" => {
                 let flag = match &v.kind {
@@ -959,6 +965,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         exclude,
         ssl_verify,
         parallel,
+        max_tools,
         pos: at,
     })
 }

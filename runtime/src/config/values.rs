@@ -235,6 +235,9 @@ pub struct McpServer {
     /// calls may run beside others even when the server does not say they
     /// are read-only (`ToolEffects::from_mcp_hints`).
     pub parallel: bool,
+    /// `max_tools`: the most tools of its listing offered (the rest cut
+    /// with a note); the MCP client's default when unset.
+    pub max_tools: Option<usize>,
     pub pos: Pos,
 }
 
