@@ -26,6 +26,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use hermes_runtime::approval::ALWAYS_FILE;
+use hermes_runtime::paths::real_write_path;
 use hermes_runtime::Profile;
 
 use crate::child_env::ChildEnv;
@@ -268,36 +269,7 @@ fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The real path a write to `full` reaches: resolved component by
-/// component as the kernel would, symlinks followed (a dangling one is the
-/// path itself) and `..` applied after them, with the folders that do not
-/// exist yet taken as the plain folders a write creates.
-pub fn real_write_path(full: &Path) -> std::io::Result<PathBuf> {
-    let full = std::path::absolute(full)?;
-    let mut real = PathBuf::new();
-    for part in full.components() {
-        match part {
-            Component::Prefix(_) | Component::RootDir => real.push(part.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                real.pop();
-            }
-            Component::Normal(name) => {
-                real.push(name);
-                let is_link =
-                    std::fs::symlink_metadata(&real).is_ok_and(|m| m.file_type().is_symlink());
-                if is_link {
-                    if let Ok(target) = std::fs::canonicalize(&real) {
-                        real = target;
-                    }
-                }
-            }
-        }
-    }
-    Ok(real)
-}
-
-/// [`real_write_path`], or `path` itself when it cannot be made absolute.
+/// [`real_write_path`](hermes_runtime::paths::real_write_path), or `path` itself when it cannot be made absolute.
 fn real_path(path: &Path) -> PathBuf {
     real_write_path(path).unwrap_or_else(|_| path.to_path_buf())
 }

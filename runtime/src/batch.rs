@@ -12,8 +12,8 @@
 //! - `Safe` starts once the last barrier before it has ended.
 //! - `PerPath(param)` starts once the last barrier has ended and every
 //!   earlier path-scoped call whose path overlaps its own (one is the
-//!   other or inside it, after `~`, the context's working directory,
-//!   `..` and symbolic links are resolved) has ended: two writes to one
+//!   other or inside it, each resolved as the file tools resolve it:
+//!   [`crate::paths::real_path_from`]) has ended: two writes to one
 //!   file run in the order the model wrote them, a read after a write
 //!   reads what was written, writes to two paths run together. Two reads
 //!   of one file are ordered too, as the reference orders them: a file
@@ -41,7 +41,7 @@
 //! [`Cancellation`]: crate::Cancellation
 
 use std::future::{poll_fn, Future};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::task::Poll;
 
@@ -49,6 +49,7 @@ use serde_json::Value;
 
 use crate::cap::spill_for_turn;
 use crate::effects::Concurrency;
+use crate::paths::real_path_from;
 use crate::registry::{DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_TURN_CHARS};
 use crate::{error_json, Registry, ToolContext};
 
@@ -121,51 +122,6 @@ fn overlap(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)
 }
 
-/// `raw` as an absolute path without `.`, `..` or symbolic links in the
-/// part that exists: relative to `cwd`, `~` the user's home.
-fn canonical(raw: &str, cwd: &Path) -> Option<PathBuf> {
-    let raw = raw.trim();
-    if raw.is_empty() {
-        return None;
-    }
-    let expanded = match raw.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
-            PathBuf::from(home).join(rest.trim_start_matches('/'))
-        }
-        // `~user`: whose home that is is not known here.
-        Some(_) => return None,
-        None => PathBuf::from(raw),
-    };
-    let absolute = if expanded.is_absolute() {
-        expanded
-    } else {
-        cwd.join(expanded)
-    };
-    let mut clean = PathBuf::new();
-    for part in absolute.components() {
-        match part {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
-    }
-    // Resolve the longest part that exists (symbolic links), keep the rest.
-    let mut existing = clean.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut out = real;
-            out.extend(rest.iter().rev());
-            return Some(out);
-        }
-        rest.push(existing.file_name()?.to_owned());
-        existing = existing.parent()?;
-    }
-}
-
 /// A call's place, from its tool and its arguments.
 fn access_of(registry: &Registry, call: &BatchCall, ctx: &ToolContext) -> Access {
     let Some(tool) = registry.tool(&call.name) else {
@@ -183,7 +139,7 @@ fn access_of(registry: &Registry, call: &BatchCall, ctx: &ToolContext) -> Access
                 Ok(Value::Object(args)) => args
                     .get(param.as_ref())
                     .and_then(Value::as_str)
-                    .and_then(|raw| canonical(raw, ctx.cwd())),
+                    .and_then(|raw| real_path_from(ctx.cwd(), raw)),
                 _ => None,
             };
             path.map_or(Access::Barrier, Access::Path)
@@ -387,16 +343,9 @@ mod tests {
     }
 
     #[test]
-    fn paths_are_resolved_before_they_are_compared() {
-        let dir = std::env::temp_dir();
-        let real = dir.canonicalize().unwrap_or(dir.clone());
-        assert_eq!(
-            canonical("./x/../y/z", &dir),
-            Some(real.join("y").join("z"))
-        );
-        assert_eq!(canonical("", &dir), None);
-        assert_eq!(canonical("~someone/x", &dir), None);
+    fn paths_overlap_when_one_holds_the_other() {
         assert!(overlap(Path::new("/a/b"), Path::new("/a")));
+        assert!(overlap(Path::new("/a"), Path::new("/a")));
         assert!(!overlap(Path::new("/a/bc"), Path::new("/a/b")));
     }
 }

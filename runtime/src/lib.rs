@@ -19,6 +19,7 @@ mod dispatch;
 pub mod effects;
 pub mod entry;
 pub mod hooks;
+pub mod paths;
 pub mod registry;
 pub mod sanitize;
 pub mod tool;

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use super::error::FileError;
-use super::guard::expand_home;
+use hermes_runtime::paths::expand_home;
 
 /// Appended to a line that was cut.
 pub const LINE_CUT_MARKER: &str = "... [truncated]";

@@ -402,7 +402,7 @@ pub(super) fn open_regular(real: &Path) -> io::Result<(File, fs::Metadata)> {
     Ok((file, meta))
 }
 
-pub(super) use hermes_procs::protected::real_write_path;
+pub(super) use hermes_runtime::paths::real_write_path;
 
 /// Opens `full` for reading text, refusing folders, special files and
 /// binary files. Returns the open file (rewound), its size and its real

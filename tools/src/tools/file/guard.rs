@@ -32,12 +32,12 @@
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
+use hermes_runtime::paths::{expand_home, real_write_path};
 use hermes_runtime::{Profile, ToolContext};
 
 use super::fsguard::{kernel_read_rule, KernelRead};
 use hermes_procs::protected::{
-    hermes_root, other_profile, protecting, real_write_path, write_protected, Protected,
-    CREDENTIAL_STORES,
+    hermes_root, other_profile, protecting, write_protected, Protected, CREDENTIAL_STORES,
 };
 
 /// Environment files (compared without case) never read, wherever they are.
@@ -96,21 +96,6 @@ fn system_secret(path: &Path) -> Option<&'static str> {
 
 /// The variable naming the only folders writes may land in.
 pub const SAFE_ROOT_VAR: &str = "HERMES_WRITE_SAFE_ROOT";
-
-/// `path` with a leading `~` (alone or before `/`) replaced by the user's
-/// home (`$HOME`). Other paths, and all paths when `HOME` is unset, are
-/// returned as they are.
-pub fn expand_home(path: &str) -> Cow<'_, Path> {
-    let rest = match path.strip_prefix('~') {
-        Some("") => "",
-        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
-        _ => return Cow::Borrowed(Path::new(path)),
-    };
-    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
-        Some(home) => Cow::Owned(PathBuf::from(home).join(rest)),
-        None => Cow::Borrowed(Path::new(path)),
-    }
-}
 
 /// The real path `path` (as the model gave it) reaches from `cwd`: `~`
 /// expanded, symlinks followed, `..` applied after them.

@@ -491,7 +491,8 @@ impl Walk {
     ) -> Result<Self, FileError> {
         // The walk starts from the real path, so every path it meets is real
         // and the special folders are recognised whatever led to them.
-        let Ok(root) = fs::canonicalize(base.join(super::guard::expand_home(given))) else {
+        let Ok(root) = fs::canonicalize(base.join(hermes_runtime::paths::expand_home(given)))
+        else {
             return Err(FileError::SearchPathNotFound {
                 path: given.to_owned(),
             });
