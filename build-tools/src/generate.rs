@@ -83,11 +83,15 @@ pub fn generate(discovery: &Discovery, table: &Table) -> Result<String, Box<Diag
         #[path = "generated_plans.rs"]
         mod plans;
 
+        #[path = "generated_schemas.rs"]
+        mod schemas;
+
         /// Everything the runtime's `Registry` is built over.
         pub static TABLES: ::hermes_runtime::__private::StaticTables = ::hermes_runtime::__private::StaticTables {
             tools: &TOOLS,
             find_tool,
             plans: &plans::PLANS,
+            schemas: &schemas::SCHEMAS,
             toolsets: &TOOLSET_TABLE,
             krate: ::core::env!("CARGO_PKG_NAME"),
         };

@@ -5,7 +5,9 @@
 //! uses; [`generate_modules`] writes the module declarations of `src/tools/`
 //! and [`generate()`] the registry source, which only indexes those modules;
 //! [`ensure_file`] writes each only when it changed, or, when checking,
-//! reports that it is stale.
+//! reports that it is stale. From the compiled crate's schemas, phase 2
+//! renders the coercion plans (`plans`) and the schemas as text
+//! ([`render_schemas`]).
 //! [`lints`] checks the tool contract (`cargo xtask check-tools`, and the
 //! tools crates' build scripts); [`report`] renders diagnostics.
 //!
@@ -24,6 +26,7 @@ pub mod lints;
 #[cfg(feature = "plans")]
 pub mod plans;
 pub mod report;
+pub mod schemas;
 mod step;
 pub mod toolsets;
 
@@ -33,6 +36,7 @@ pub use discover::{discover, DiscoveredTool, Discovery, ToolModule};
 pub use generate::{generate, generate_modules, GENERATED_PREAMBLE};
 #[cfg(feature = "plans")]
 pub use plans::render_plans;
+pub use schemas::render_schemas;
 pub use step::{
     declared_members, load_toolsets, read_toolsets, render_registry, table_diagnostic,
     validate_toolsets, Rendered,
@@ -56,6 +60,12 @@ pub const TOOLSETS_FILE: &str = "toolsets.toml";
 /// The static coercion plans of a tools crate, relative to its root
 /// (rendered by `plans::render_plans`, with the `plans` feature).
 pub const PLANS_FILE: &str = "src/generated_plans.rs";
+
+/// Every tool's `parameters` schema as JSON text, relative to a tools
+/// crate's root (rendered by `schemas::render_schemas` from the same
+/// compiled schemas as the plans): what a registry reads instead of
+/// deriving the schemas at run time.
+pub const SCHEMAS_FILE: &str = "src/generated_schemas.rs";
 
 /// Where tool files live, relative to a tools crate's root.
 pub const TOOLS_DIR: &str = "src/tools";

@@ -7,7 +7,8 @@
 //! and writes the module declarations of `src/tools/` (`src/tools/mod.rs`)
 //! and the registry that indexes them (`src/generated.rs`); phase 2 builds
 //! the crate, reads every tool's compiled `parameters` ([`dump`]) and
-//! renders the static coercion plans into `src/generated_plans.rs`. `check-tools` runs the source-level
+//! renders the static coercion plans into `src/generated_plans.rs` and the
+//! schemas as text into `src/generated_schemas.rs`. `check-tools` runs the source-level
 //! lints, then, when the crate builds, the schema-level ones over the same
 //! compiled schemas.
 
@@ -19,8 +20,8 @@ use std::path::{Path, PathBuf};
 use hermes_build_tools::lints::{check_all, check_sources_of, Checked};
 use hermes_build_tools::report::{render_text, summary, to_json, Sources};
 use hermes_build_tools::{
-    ensure_file, render_plans, render_registry, Diagnostic, FileState, GENERATED_FILE,
-    MODULES_FILE, PLANS_FILE,
+    ensure_file, render_plans, render_registry, render_schemas, Diagnostic, FileState,
+    GENERATED_FILE, MODULES_FILE, PLANS_FILE, SCHEMAS_FILE,
 };
 
 /// Writes (or, with `check`, compares) `target`, saying what happened on
@@ -83,19 +84,31 @@ pub fn gen_crate(crate_root: &Path, check: bool, regen: &str) -> bool {
         &format!("{tools} tools"),
         regen,
     );
-    // The registry includes the plans file; a new crate starts with an empty
-    // one, so that it builds for phase 2, which fills it.
-    let plans = crate_root.join(PLANS_FILE);
-    if !check && !plans.exists() {
-        match render_plans(&BTreeMap::new()) {
-            Ok(empty) => return fresh && ensure(&plans, &empty, false, "no plans yet", regen),
+    // The registry includes the plans and schemas files; a new crate starts
+    // with empty ones, so that it builds for phase 2, which fills them.
+    if check {
+        return fresh;
+    }
+    type Render = fn(&BTreeMap<String, serde_json::Value>) -> Result<String, Box<Diagnostic>>;
+    let starters: [(&str, Render, &str); 2] = [
+        (PLANS_FILE, render_plans, "no plans yet"),
+        (SCHEMAS_FILE, render_schemas, "no schemas yet"),
+    ];
+    let mut ok = fresh;
+    for (file, render, what) in starters {
+        let path = crate_root.join(file);
+        if path.exists() {
+            continue;
+        }
+        match render(&BTreeMap::new()) {
+            Ok(empty) => ok &= ensure(&path, &empty, false, what, regen),
             Err(d) => {
                 eprint!("{d}");
                 return false;
             }
         }
     }
-    fresh
+    ok
 }
 
 /// Why `gen` must not write `path` (the generated `src/tools/mod.rs`): it
@@ -110,10 +123,11 @@ fn hand_written(path: &Path) -> Option<String> {
     })
 }
 
-/// Phase 2 of the build step: render the static coercion plans from the
-/// crate's compiled schemas (`parameters`, or why they could not be read)
-/// and write (or with `check`, compare) `src/generated_plans.rs`. `false`
-/// on failure.
+/// Phase 2 of the build step: render the static coercion plans and the
+/// schemas as text from the crate's compiled schemas (`parameters`, or why
+/// they could not be read) and write (or with `check`, compare)
+/// `src/generated_plans.rs` and `src/generated_schemas.rs`. `false` on
+/// failure.
 pub fn gen_plans(
     crate_root: &Path,
     parameters: Result<dump::Schemas, String>,
@@ -124,25 +138,37 @@ pub fn gen_plans(
         Ok(p) => p,
         Err(e) => {
             eprintln!(
-                "error: {e}\nerror: the coercion plans were not rendered: {} is left as it was",
-                crate_root.join(PLANS_FILE).display()
+                "error: {e}\nerror: the coercion plans and schemas were not rendered: {} and {} are left as they were",
+                crate_root.join(PLANS_FILE).display(),
+                crate_root.join(SCHEMAS_FILE).display()
             );
             return false;
         }
     };
-    match render_plans(&parameters) {
-        Ok(source) => ensure(
-            &crate_root.join(PLANS_FILE),
-            &source,
-            check,
-            &format!("{} coercion plans", parameters.len()),
-            regen,
+    let n = parameters.len();
+    let files = [
+        (
+            PLANS_FILE,
+            render_plans(&parameters),
+            format!("{n} coercion plans"),
         ),
-        Err(d) => {
-            eprint!("{d}");
-            false
+        (
+            SCHEMAS_FILE,
+            render_schemas(&parameters),
+            format!("{n} schemas"),
+        ),
+    ];
+    let mut ok = true;
+    for (file, rendered, what) in files {
+        match rendered {
+            Ok(source) => ok &= ensure(&crate_root.join(file), &source, check, &what, regen),
+            Err(d) => {
+                eprint!("{d}");
+                ok = false;
+            }
         }
     }
+    ok
 }
 
 /// The whole build step on any tools crate (`cargo hermes gen`): phase 1,

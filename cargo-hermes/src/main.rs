@@ -5,7 +5,8 @@
 //!
 //! - `cargo hermes gen [--check]`: write (or check) the module declarations
 //!   of `src/tools/` (`src/tools/mod.rs`), the registry (`src/generated.rs`)
-//!   and the coercion plans (`src/generated_plans.rs`);
+//!   the coercion plans (`src/generated_plans.rs`) and the schemas as text
+//!   (`src/generated_schemas.rs`);
 //! - `cargo hermes check-tools [--format json]`: the tool contract, every
 //!   lint (source- and schema-level).
 
@@ -39,7 +40,8 @@ enum Task {
     /// Discover every #[hermes_tool] function under src/tools/, check it
     /// against toolsets.toml, and write src/tools/mod.rs (the modules) and
     /// src/generated.rs (the registry); then build the crate and write its
-    /// coercion plans, src/generated_plans.rs.
+    /// coercion plans, src/generated_plans.rs, and its schemas as text,
+    /// src/generated_schemas.rs.
     Gen {
         /// Write nothing; fail when a generated file is stale.
         #[arg(long)]

@@ -169,11 +169,16 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
     assert!(out.status.success(), "{}", stderr(&out));
     let generated = std::fs::read_to_string(root.join("src/generated.rs")).unwrap();
     assert!(generated.contains("\"weather\"") && generated.contains("@generated"));
-    // Phase 2: the crate was built and its plan rendered.
+    // Phase 2: the crate was built, its plan and its schema's text rendered.
     let plans = std::fs::read_to_string(root.join("src/generated_plans.rs")).unwrap();
     assert!(plans.contains("(\"weather\", &PLAN_0)"), "{plans}");
+    let schemas = std::fs::read_to_string(root.join("src/generated_schemas.rs")).unwrap();
     assert!(
-        stderr(&out).contains("(1 coercion plans)"),
+        schemas.contains("(\"weather\", SCHEMA_0)") && schemas.contains("\"city\""),
+        "{schemas}"
+    );
+    assert!(
+        stderr(&out).contains("(1 coercion plans)") && stderr(&out).contains("(1 schemas)"),
         "{}",
         stderr(&out)
     );
@@ -190,6 +195,7 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
             "rust-toolchain.toml",
             "src/generated.rs",
             "src/generated_plans.rs",
+            "src/generated_schemas.rs",
             "src/lib.rs",
             "src/tools/mod.rs",
             "src/tools/weather.rs",
@@ -197,8 +203,8 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
         ]
     );
 
-    // A parameter's type changes: the registry is the same, the plan is
-    // stale.
+    // A parameter's type changes: the registry is the same, the plan and
+    // the schema's text are stale.
     std::fs::write(
         root.join("src/tools/weather.rs"),
         TOOL.replace(
@@ -213,12 +219,15 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
     assert!(
         err.contains("generated.rs is up to date")
             && err.contains("generated_plans.rs is stale")
+            && err.contains("generated_schemas.rs is stale")
             && err.contains("cargo hermes gen"),
         "{err}"
     );
     assert!(cargo_hermes(root, &["gen"]).status.success());
     let plans_now = std::fs::read_to_string(root.join("src/generated_plans.rs")).unwrap();
     assert_ne!(plans, plans_now);
+    let schemas_now = std::fs::read_to_string(root.join("src/generated_schemas.rs")).unwrap();
+    assert!(schemas_now.contains("\"integer\""), "{schemas_now}");
 
     // A new tool of the toolset: one new file, no other edit.
     std::fs::write(
@@ -241,6 +250,8 @@ fn gen_writes_then_check_finds_it_fresh_then_stale() {
     assert!(generated.contains("\"forecast\""));
     let plans = std::fs::read_to_string(root.join("src/generated_plans.rs")).unwrap();
     assert!(plans.contains("\"forecast\"") && plans.contains("\"weather\""));
+    let schemas = std::fs::read_to_string(root.join("src/generated_schemas.rs")).unwrap();
+    assert!(schemas.contains("\"forecast\"") && schemas.contains("\"weather\""));
     let modules = std::fs::read_to_string(root.join("src/tools/mod.rs")).unwrap();
     assert!(
         modules.contains("pub mod forecast;\npub mod weather;\n"),
@@ -466,11 +477,12 @@ fn a_crate_that_does_not_build_keeps_its_source_diagnostics_and_says_why_the_res
             .contains("does not build"),
         "{doc:#}"
     );
-    // `gen` writes the registry, then says the plans were not rendered.
+    // `gen` writes the registry, then says the plans and schemas were not
+    // rendered.
     let out = cargo_hermes(root, &["gen"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("the coercion plans were not rendered"),
+        stderr(&out).contains("the coercion plans and schemas were not rendered"),
         "{}",
         stderr(&out)
     );
@@ -497,7 +509,9 @@ fn plans_are_the_ones_xtask_renders() {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
-        err.contains("generated_plans.rs is up to date") && err.contains("coercion plans)"),
+        err.contains("generated_plans.rs is up to date")
+            && err.contains("coercion plans)")
+            && err.contains("generated_schemas.rs is up to date"),
         "{err}"
     );
     // And its whole contract holds there as under `cargo xtask check-tools`.

@@ -16,7 +16,7 @@ pub use crate::entry::{
     rejected_entry, DirectHandler, EntryCache, Handler, HandlerFuture, ParamInfo, ToolEntry,
 };
 pub use crate::param::{assert_param, output_result, output_value, ToolOutput, ToolParam};
-pub use crate::registry::{StaticPlans, StaticTables, StaticTools};
+pub use crate::registry::{StaticPlans, StaticSchemas, StaticTables, StaticTools};
 pub use crate::schema::ParametersBuilder;
 pub use crate::statics::{coercion_plan, prop_plan, repair_node, repair_prop};
 pub use crate::tables::{StaticAlias, StaticLegacy, StaticTable, StaticToolset};

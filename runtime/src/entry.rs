@@ -82,10 +82,15 @@ pub struct ToolEntry {
     pub cache: EntryCache,
 }
 
-/// Lazily built, then shared: the schema is derived once per process.
+/// Lazily built, then shared: the schema is read (or derived) once per
+/// process.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct EntryCache {
+    /// The `parameters` JSON text the build step wrote
+    /// (`generated_schemas.rs`), set when a registry is built over the
+    /// entry's tables: read instead of deriving the schema.
+    text: OnceLock<&'static str>,
     schema: OnceLock<Value>,
     sanitized: OnceLock<Value>,
     definition: OnceLock<std::sync::Arc<Value>>,
@@ -106,6 +111,7 @@ enum PlanSlot {
 impl EntryCache {
     pub const fn new() -> Self {
         EntryCache {
+            text: OnceLock::new(),
             schema: OnceLock::new(),
             sanitized: OnceLock::new(),
             definition: OnceLock::new(),
@@ -126,6 +132,21 @@ impl ToolEntry {
     /// The `parameters` JSON Schema object (self-contained: no `$ref`, no `$schema`).
     pub fn parameters(&self) -> &Value {
         self.schema().get("parameters").unwrap_or(&Value::Null)
+    }
+
+    /// The `parameters` derived from the Rust types now (schemars), never
+    /// read from the text the build step wrote: what the build step writes
+    /// that text from, and what it is checked against. Not cached.
+    pub fn derived_parameters(&self) -> Value {
+        (self.parameters)()
+    }
+
+    /// Gives the entry the `parameters` text the build step wrote for it
+    /// (`StaticTables::schemas`), which [`schema`](Self::schema) then reads
+    /// instead of deriving. The first text given wins; one given after the
+    /// schema was built changes nothing.
+    pub(crate) fn use_parameters_text(&self, text: &'static str) {
+        let _ = self.cache.text.set(text);
     }
 
     /// The coercion plan: the static one the build step emitted, else one
@@ -178,14 +199,49 @@ impl ToolEntry {
     }
 
     /// `{name, description, parameters}`, as the model is sent it.
+    ///
+    /// `parameters` is read from the text the build step wrote when a
+    /// registry over this entry's tables gave it one (deriving the schema
+    /// costs a process's start-up more than reading it), else derived.
+    /// Debug builds derive it anyway and compare: a text that differs (the
+    /// tool changed since `cargo hermes gen`) is reported and not used.
     pub fn schema(&self) -> &Value {
         self.cache.schema.get_or_init(|| {
+            let parameters = match self.cache.text.get() {
+                Some(text) => self.read_parameters(text),
+                None => (self.parameters)(),
+            };
             serde_json::json!({
                 "name": self.name,
                 "description": self.description,
-                "parameters": (self.parameters)(),
+                "parameters": parameters,
             })
         })
+    }
+
+    /// `parameters` from the build step's `text`, unless it does not parse
+    /// or (in debug builds) differs from the derived one.
+    fn read_parameters(&self, text: &str) -> Value {
+        let Ok(read) = serde_json::from_str::<Value>(text) else {
+            tracing::warn!(
+                target: "hermes::registry",
+                "the generated schema of `{}` does not parse: run `cargo hermes gen`",
+                self.name
+            );
+            return (self.parameters)();
+        };
+        if cfg!(debug_assertions) {
+            let derived = (self.parameters)();
+            if derived != read {
+                tracing::warn!(
+                    target: "hermes::registry",
+                    "the generated schema of `{}` is stale (the tool changed since it was written): run `cargo hermes gen`",
+                    self.name
+                );
+                return derived;
+            }
+        }
+        read
     }
 }
 

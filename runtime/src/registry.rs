@@ -18,7 +18,7 @@ use crate::entry::{HandlerFuture, ToolEntry};
 use crate::hooks::{
     ExecutionMiddleware, HookSet, PostCallHook, PreCallHook, RequestMiddleware, ResultTransformHook,
 };
-pub use crate::tables::{ComposeError, StaticPlans, StaticTables, StaticTools};
+pub use crate::tables::{ComposeError, StaticPlans, StaticSchemas, StaticTables, StaticTools};
 use crate::tool::{RegisterError, RuntimeTool, RuntimeToolSpec, ToolRef, ToolSource};
 use crate::toolsets::{PluginChange, Toolsets};
 use crate::ToolContext;
@@ -263,6 +263,9 @@ impl Registry {
     }
 
     fn build(layers: Box<[&'static StaticTables]>, availability: Availability) -> Self {
+        for tables in &layers {
+            tables.use_schema_texts();
+        }
         let generation = Arc::new(AtomicU64::new(0));
         let toolset_tables: Vec<&'static crate::tables::StaticTable> =
             layers.iter().map(|t| t.toolsets).collect();
@@ -670,13 +673,14 @@ impl Registry {
         entries
     }
 
-    /// `{name: parameters}` for every tool: what the build step compiles
-    /// coercion plans from.
+    /// `{name: parameters}` for every tool, derived from the Rust types
+    /// ([`ToolEntry::derived_parameters`]): what the build step compiles
+    /// coercion plans from and writes the schemas' text from.
     pub fn parameters_by_name(&self) -> Value {
         Value::Object(
             self.builtin_entries()
                 .into_iter()
-                .map(|e| (e.name.to_string(), e.parameters().clone()))
+                .map(|e| (e.name.to_string(), e.derived_parameters()))
                 .collect(),
         )
     }

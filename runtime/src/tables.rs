@@ -13,6 +13,10 @@ pub type StaticTools = phf::Map<&'static str, &'static ToolEntry>;
 /// The generated coercion plans: tool name → plan.
 pub type StaticPlans = phf::Map<&'static str, &'static CoercionPlan>;
 
+/// The generated schemas: tool name → its `parameters` as JSON text, as the
+/// build step derived them (`generated_schemas.rs`).
+pub type StaticSchemas = phf::Map<&'static str, &'static str>;
+
 /// Everything `cargo xtask gen` emits for one tools crate
 /// (`hermes_tools::generated::TABLES`).
 #[derive(Debug)]
@@ -22,6 +26,9 @@ pub struct StaticTables {
     /// dispatch resolves names with (phf's SipHash is most of a phf lookup).
     pub find_tool: fn(&str) -> Option<&'static ToolEntry>,
     pub plans: &'static StaticPlans,
+    /// Every tool's `parameters` as JSON text: a registry built over these
+    /// tables reads a tool's schema from it instead of deriving it.
+    pub schemas: &'static StaticSchemas,
     /// The toolset table of `toolsets.toml`.
     pub toolsets: &'static StaticTable,
     /// The package these tables were generated for (`CARGO_PKG_NAME`),
@@ -36,13 +43,27 @@ impl StaticTables {
     /// schema-level lints and render the coercion plans. `cargo hermes`
     /// prints it from a throwaway crate that depends on yours:
     /// `println!("{}", my_crate::generated::TABLES.parameters_by_name())`.
+    /// Derived from the Rust types ([`ToolEntry::derived_parameters`]),
+    /// never read from [`schemas`](Self::schemas), which is written from it.
     pub fn parameters_by_name(&self) -> serde_json::Value {
         serde_json::Value::Object(
             self.tools
                 .entries()
-                .map(|(name, entry)| ((*name).to_string(), entry.parameters().clone()))
+                .map(|(name, entry)| ((*name).to_string(), entry.derived_parameters()))
                 .collect(),
         )
+    }
+
+    /// Gives each tool of these tables its `parameters` text
+    /// ([`schemas`](Self::schemas)), read by [`ToolEntry::schema`]; a tool
+    /// without one (added since the last `cargo hermes gen`) derives its
+    /// schema as before.
+    pub(crate) fn use_schema_texts(&self) {
+        for (name, text) in self.schemas.entries() {
+            if let Some(entry) = (self.find_tool)(name) {
+                entry.use_parameters_text(text);
+            }
+        }
     }
 }
 

@@ -1,12 +1,12 @@
 //! Every tools crate of the workspace has checked-in generated files
-//! (`src/tools/mod.rs`, `src/generated.rs`, `src/generated_plans.rs`) that
-//! match what
+//! (`src/tools/mod.rs`, `src/generated.rs`, `src/generated_plans.rs`,
+//! `src/generated_schemas.rs`) that match what
 //! `cargo xtask gen` would write now, so a stale one fails plain
 //! `cargo test` too.
 //!
 //! A tools crate is a workspace member with a `src/tools/` folder and a
 //! `toolsets.toml`: found from `cargo metadata`, not from a list kept here.
-//! The plans are rendered from the crate's compiled registry, so each tools
+//! The plans and schemas are rendered from the crate's compiled registry, so each tools
 //! crate must be linked into this test ([`compiled`]); one that is not fails
 //! the test instead of going unchecked.
 
@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use hermes_build_tools::{
-    render_plans, render_registry, GENERATED_FILE, MODULES_FILE, PLANS_FILE, TOOLSETS_FILE,
-    TOOLS_DIR,
+    render_plans, render_registry, render_schemas, GENERATED_FILE, MODULES_FILE, PLANS_FILE,
+    SCHEMAS_FILE, TOOLSETS_FILE, TOOLS_DIR,
 };
 use hermes_runtime::Registry;
 use serde_json::Value;
@@ -63,8 +63,10 @@ fn stale_files(root: &Path, parameters: &Value) -> Vec<&'static str> {
     };
     let parameters: BTreeMap<String, Value> = serde_json::from_value(parameters.clone()).unwrap();
     let plans = render_plans(&parameters).unwrap_or_else(|d| panic!("{d}"));
+    let schemas = render_schemas(&parameters).unwrap_or_else(|d| panic!("{d}"));
     let mut files = rendered.files().to_vec();
     files.push((PLANS_FILE, &plans));
+    files.push((SCHEMAS_FILE, &schemas));
     files
         .into_iter()
         .filter(|(file, expected)| {
@@ -111,7 +113,7 @@ fn copy_tools_crate(from: &Path, to: &Path) {
         }
     }
     copy_dir(&from.join(TOOLS_DIR), &to.join(TOOLS_DIR));
-    for file in [TOOLSETS_FILE, GENERATED_FILE, PLANS_FILE] {
+    for file in [TOOLSETS_FILE, GENERATED_FILE, PLANS_FILE, SCHEMAS_FILE] {
         std::fs::copy(from.join(file), to.join(file)).unwrap();
     }
 }
@@ -140,20 +142,33 @@ fn freshness_check_reports_each_stale_file() {
     std::fs::write(&module, text).unwrap();
     assert_eq!(stale_files(root, &parameters), Vec::<&str>::new());
 
-    // A parameter's schema changes: the plans are stale.
+    // A parameter's schema changes: the plans and the schemas' text are stale.
     let mut changed = parameters.clone();
     let (name, schema) = changed.as_object_mut().unwrap().iter_mut().next().unwrap();
     let name = name.clone();
     schema["properties"]["__added"] = serde_json::json!({"type": "integer"});
     assert_eq!(
         stale_files(root, &changed),
-        [PLANS_FILE],
+        [PLANS_FILE, SCHEMAS_FILE],
         "after changing `{name}`"
     );
+
+    // Only a description changes: no plan does, the schemas' text does.
+    let mut described = parameters.clone();
+    let schema = described
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+        .next()
+        .unwrap();
+    schema["description"] = serde_json::json!("Described after generation.");
+    assert_eq!(stale_files(root, &described), [SCHEMAS_FILE]);
 
     // A generated file is missing: it is stale too.
     std::fs::remove_file(root.join(PLANS_FILE)).unwrap();
     assert_eq!(stale_files(root, &parameters), [PLANS_FILE]);
+    std::fs::remove_file(root.join(SCHEMAS_FILE)).unwrap();
+    assert_eq!(stale_files(root, &parameters), [PLANS_FILE, SCHEMAS_FILE]);
 
     // A new tool file: a new module, so both the module declarations and
     // the registry are stale.
@@ -164,7 +179,7 @@ fn freshness_check_reports_each_stale_file() {
     .unwrap();
     assert_eq!(
         stale_files(root, &parameters),
-        [MODULES_FILE, GENERATED_FILE, PLANS_FILE]
+        [MODULES_FILE, GENERATED_FILE, PLANS_FILE, SCHEMAS_FILE]
     );
 }
 
@@ -201,6 +216,61 @@ fn static_coercion_plans_match_the_schemas() {
                 CoercionPlan::compile(entry.parameters()),
                 "the static plan of `{}` is stale: run `cargo xtask gen`",
                 entry.name
+            );
+        }
+    }
+}
+
+/// The schemas a registry reads from the build step's text are, byte for
+/// byte, the ones the Rust types derive: every tool of every tools crate
+/// has a text, each text is the derived schema as the build step writes it
+/// (pretty JSON), and what is read from it prints as the derived one does.
+#[test]
+fn static_schemas_are_the_derived_ones_byte_for_byte() {
+    // A registry over the tables gives each entry its text.
+    let registries = [hermes_tools::registry(), hermes_tests::registry()];
+    for (tables, registry) in [
+        &hermes_tools::generated::TABLES,
+        &hermes_tests::generated::TABLES,
+    ]
+    .into_iter()
+    .zip(registries)
+    {
+        assert_eq!(
+            tables.schemas.len(),
+            tables.tools.len(),
+            "{}: one schema text per tool",
+            tables.krate
+        );
+        for entry in tables.tools.values() {
+            let name = entry.name;
+            let text = tables
+                .schemas
+                .get(name)
+                .unwrap_or_else(|| panic!("no schema text for `{name}`: run `cargo xtask gen`"));
+            let derived = entry.derived_parameters();
+            assert_eq!(
+                *text,
+                serde_json::to_string_pretty(&derived).unwrap(),
+                "the schema text of `{name}` is stale: run `cargo xtask gen`"
+            );
+            let read: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(read, derived, "`{name}`");
+            for print in [serde_json::to_string, serde_json::to_string_pretty] {
+                assert_eq!(print(&read).unwrap(), print(&derived).unwrap(), "`{name}`");
+            }
+            // What the registry serves.
+            let served = registry.builtin(name).unwrap();
+            assert_eq!(
+                serde_json::to_string(served.parameters()).unwrap(),
+                serde_json::to_string(&derived).unwrap(),
+                "`{name}` as served"
+            );
+        }
+        for name in tables.schemas.keys() {
+            assert!(
+                (tables.find_tool)(name).is_some(),
+                "a schema text for `{name}`, which is no tool: run `cargo xtask gen`"
             );
         }
     }
