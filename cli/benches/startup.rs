@@ -11,8 +11,9 @@
 //!
 //! After divan's table, each ratio is measured paired (`tests/benches/
 //! paired/mod.rs`): short alternating batches of the two sides, one ratio
-//! per pair, so the machine's drift moves both alike. The goal for
-//! `schema / true` is at most 2x (issue 24).
+//! per pair, so the machine's drift moves both alike; then as the ratio of
+//! the fastest single runs, interleaved. The goal for `schema / true` is
+//! at most 2x (issue 24).
 //!
 //! Run: `cargo bench -p hermes-cli --bench startup` (it builds the
 //! binary with the bench profile, the release one). `HERMES_TOOLS_BIN=PATH`
@@ -105,4 +106,41 @@ fn paired_ratios() {
         &mut version,
         &mut floor,
     );
+    fastest_ratios(&bin, &args);
+}
+
+/// Rounds of [`fastest_ratios`].
+const ROUNDS: usize = 300;
+
+/// The fastest of `ROUNDS` single runs of each command, interleaved (one of
+/// each per round, in turns), and their ratios to `/bin/true`'s fastest.
+/// This VM's timings are bimodal (a run lands in a fast or a slow state,
+/// `/bin/true` included), which widens the paired ratios above; the
+/// fastest run of each is the steadier figure of what loading and running
+/// cost.
+fn fastest_ratios(bin: &str, schema_args: &[&str]) {
+    let commands: [(&str, &str, &[&str]); 3] = [
+        ("true", "/bin/true", &[]),
+        ("hermes-tools schema", bin, schema_args),
+        ("hermes-tools --version", bin, &["--version"]),
+    ];
+    let mut fastest = [f64::INFINITY; 3];
+    for round in 0..ROUNDS {
+        for k in 0..commands.len() {
+            let i = (round + k) % commands.len();
+            let (_, program, args) = commands[i];
+            let start = std::time::Instant::now();
+            divan::black_box(run(program, args));
+            fastest[i] = fastest[i].min(start.elapsed().as_nanos() as f64);
+        }
+    }
+    for i in 1..commands.len() {
+        println!(
+            "fastest of {ROUNDS}: {} / true: {:.2}x ({:.0} ns vs {:.0} ns)",
+            commands[i].0,
+            fastest[i] / fastest[0],
+            fastest[i],
+            fastest[0]
+        );
+    }
 }
