@@ -288,3 +288,46 @@ fn no_output() -> Option<Value> {
 fn rejected_parameters() -> Value {
     Value::Object(Map::new())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> ToolEntry {
+        rejected_entry("t", file!(), line!())
+    }
+
+    #[test]
+    fn without_a_text_the_schema_is_derived() {
+        let e = entry();
+        assert_eq!(e.parameters(), &serde_json::json!({}));
+        assert_eq!(e.derived_parameters(), serde_json::json!({}));
+    }
+
+    #[test]
+    fn a_text_equal_to_the_derived_schema_is_read() {
+        let e = entry();
+        e.use_parameters_text("{ }");
+        assert_eq!(e.parameters(), &serde_json::json!({}));
+        assert_eq!(e.schema()["name"], "t");
+    }
+
+    #[test]
+    fn a_text_that_does_not_parse_or_is_stale_is_not_used() {
+        let e = entry();
+        e.use_parameters_text("{not json");
+        assert_eq!(e.parameters(), &serde_json::json!({}));
+        // Tests are debug builds: the derived schema wins over a stale text.
+        let e = entry();
+        e.use_parameters_text(r#"{"type": "object"}"#);
+        assert_eq!(e.parameters(), &serde_json::json!({}));
+    }
+
+    #[test]
+    fn the_first_text_given_wins() {
+        let e = entry();
+        e.use_parameters_text("{}");
+        e.use_parameters_text("{not json");
+        assert_eq!(e.parameters(), &serde_json::json!({}));
+    }
+}
