@@ -7,13 +7,14 @@ use serde_json::{Map, Value};
 use super::base::{Dialect, Found};
 use super::rules::{Envelope, Names};
 
-pub(super) struct ToolParts {
+pub(super) struct ToolParts<'a> {
     pub(super) name: Value,
     pub(super) description: Option<Value>,
-    pub(super) parameters: Option<Value>,
+    /// Borrowed: the rewrite copies it once, as it inlines and normalizes.
+    pub(super) parameters: Option<&'a Value>,
 }
 
-pub(super) fn parse_tool(tool: &Value) -> Result<ToolParts, String> {
+pub(super) fn parse_tool(tool: &Value) -> Result<ToolParts<'_>, String> {
     let Value::Object(outer) = tool else {
         return Err("tool definition: not a JSON object".into());
     };
@@ -33,8 +34,7 @@ pub(super) fn parse_tool(tool: &Value) -> Result<ToolParts, String> {
     let parameters = ["parameters", "inputSchema", "input_schema"]
         .iter()
         .find_map(|k| inner.get(*k))
-        .filter(|v| !v.is_null())
-        .cloned();
+        .filter(|v| !v.is_null());
     Ok(ToolParts {
         name,
         description,
@@ -49,7 +49,7 @@ pub(super) fn empty_object_schema() -> Value {
     Value::Object(m)
 }
 
-pub(super) fn envelope(dialect: Dialect, parts: ToolParts, parameters: Value) -> Value {
+pub(super) fn envelope(dialect: Dialect, parts: ToolParts<'_>, parameters: Value) -> Value {
     let mut f = Map::new();
     f.insert("name".into(), parts.name);
     if let Some(d) = parts.description {

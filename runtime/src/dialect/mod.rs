@@ -246,8 +246,15 @@ pub fn rewrite(tool: &Value, dialect: Dialect) -> Result<Value, Vec<DialectIssue
     let tag = |found: Vec<Found>| tag_issues(found, dialect);
     let parts = parse_tool(tool).map_err(|m| tag(vec![(String::new(), m)]))?;
     let mut found = Vec::new();
-    let parameters = parts.parameters.clone().unwrap_or_else(empty_object_schema);
-    let mut schema = baseline(&parameters, &mut found);
+    let empty;
+    let parameters = match parts.parameters {
+        Some(p) => p,
+        None => {
+            empty = empty_object_schema();
+            &empty
+        }
+    };
+    let mut schema = baseline(parameters, &mut found);
     root_object(&mut schema, &mut found);
     if found.is_empty() && dialect.rules().constrained {
         Cx::new(dialect, &mut found).transform(&mut schema);
