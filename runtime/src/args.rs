@@ -69,7 +69,7 @@ impl<T: ToolParam> ViaParam<T> for Probe<T> {
     }
 }
 
-/// The output schema of a result type that has one ([`JsonSchema`]).
+/// The output schema of a result type that has one ([`schemars::JsonSchema`]).
 pub trait ViaOutput {
     fn output_schema(&self) -> Option<Value>;
 }

@@ -23,7 +23,7 @@
 //!
 //! So a later call never overtakes an earlier one it could disturb, and the
 //! results come back in call order. At most
-//! [`DispatchConfig::max_parallel_calls`] run at once.
+//! [`DispatchConfig::max_parallel_calls`](crate::DispatchConfig::max_parallel_calls) run at once.
 //!
 //! **Cancelling.** The batch runs under its context's [`Cancellation`]
 //! (`ToolContext::with_cancellation`): once it is cancelled no further
@@ -33,10 +33,10 @@
 //! in flight, with the same effect.
 //!
 //! **The turn's budget.** When the results together are longer than
-//! [`DispatchConfig::max_turn_chars`] (lowered by the profile's
+//! [`DispatchConfig::max_turn_chars`](crate::DispatchConfig::max_turn_chars) (lowered by the profile's
 //! `tool_output.max_turn_chars`), the longest are saved whole under the
 //! profile's home and replaced by a preview and the path (as a result over
-//! its own cap is, [`crate::cap`]), the longest first, until the rest fit.
+//! its own cap is, `cap.rs`), the longest first, until the rest fit.
 //!
 //! [`Cancellation`]: crate::Cancellation
 

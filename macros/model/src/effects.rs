@@ -1,7 +1,7 @@
 //! What a tool declares it does: `read_only`, `destructive`, `idempotent`,
 //! `open_world` and `concurrency = "safe" | "exclusive" | "path:PARAM"`,
 //! parsed into [`Effects`], and the one home of the rules over them: the
-//! path scope names a parameter ([`check_scope`], part of `analyze`) and
+//! path scope names a parameter (`check_scope`, part of `analyze`) and
 //! the declarations do not contradict each other ([`contradictions`], which
 //! the macro reports as errors and the build step as lints).
 
