@@ -243,6 +243,55 @@ fn long_and_colliding_names_are_renamed_not_dropped() {
     );
 }
 
+/// Two servers whose names sanitize alike (`tw-in`, `tw.in`) list the
+/// same tools: every tool of both is registered (the second server's
+/// under hashed names, reported by its status), and each name reaches its
+/// own server's process.
+#[test]
+fn two_servers_names_that_collide_are_renamed_not_replaced() {
+    let entries = format!(
+        "{}{}",
+        stdio_entry("tw-in", "    connect_timeout: 30\n"),
+        stdio_entry("tw.in", "    connect_timeout: 30\n")
+    );
+    let f = Fixture::new(&entries, "");
+    let clients = start(&f);
+    let (a, b) = (status_of(&clients, "tw-in"), status_of(&clients, "tw.in"));
+    assert_eq!((a.state, b.state), (State::Connected, State::Connected));
+    let plain = naming::tool_name("tw-in", "pid");
+    assert_eq!(plain, naming::tool_name("tw.in", "pid"));
+    let name_in = |s: &hermes_mcp_client::ServerStatus| {
+        s.renamed
+            .iter()
+            .find(|r| r.tool == "pid")
+            .map_or_else(|| plain.clone(), |r| r.name.clone())
+    };
+    let (pid_a, pid_b) = (name_in(&a), name_in(&b));
+    // One server keeps the plain name, the other's tool is renamed.
+    assert_ne!(pid_a, pid_b, "{a:?} {b:?}");
+    assert!([&pid_a, &pid_b].contains(&&plain), "{pid_a} {pid_b}");
+    assert!(a.tools.contains(&pid_a) && b.tools.contains(&pid_b));
+    // Neither server lost a tool to the other.
+    assert_eq!(a.tools.len(), b.tools.len(), "{a:?} {b:?}");
+    for s in [&a, &b] {
+        assert!(
+            !s.warnings.iter().any(|w| w.contains("not registered")),
+            "{s:?}"
+        );
+    }
+    // Each name reaches its own server: two processes, two ids.
+    let (ra, rb) = (f.call(&pid_a, json!({})), f.call(&pid_b, json!({})));
+    let (ra, rb) = (
+        ra["result"].as_str().unwrap(),
+        rb["result"].as_str().unwrap(),
+    );
+    assert_ne!(ra, rb);
+    assert!(
+        ra.parse::<u32>().is_ok() && rb.parse::<u32>().is_ok(),
+        "{ra} {rb}"
+    );
+}
+
 /// A server's broken input schemas (`{"type": null}`, a recursive `$ref`,
 /// a `$ref` to a missing definition) cost those tools only: what can be
 /// repaired is, what cannot is left out with a note; the server's other

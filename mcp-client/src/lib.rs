@@ -214,6 +214,9 @@ struct Server {
     stop: watch::Receiver<bool>,
 }
 
+/// Held while a server's tools are named and registered ([`Server::register`]).
+static NAMING: Mutex<()> = Mutex::new(());
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -652,10 +655,24 @@ impl Server {
                 u
             })
             .unwrap_or_default();
-        let reserved: Vec<String> = utilities
+        // Naming and registering are one step across every server of the
+        // process: two servers listing at once cannot both take a name.
+        let _naming = lock(&NAMING);
+        // Taken: this server's utility tools, and every name another
+        // toolset holds. A tool of another server whose name sanitizes
+        // alike (`a-b` and `a.b`; `a` + `b__c` and `a__b` + `c`) keeps
+        // its tool, and this one gets a hashed name instead of replacing it.
+        let mut reserved: Vec<String> = utilities
             .iter()
             .map(|u| naming::tool_name(&self.name, u))
             .collect();
+        reserved.extend(
+            self.registry
+                .tools()
+                .iter()
+                .filter(|t| t.toolset() != self.toolset)
+                .map(|t| t.name().to_string()),
+        );
         let names = naming::assign_names(&self.name, tools.iter().map(|t| &*t.name), &reserved);
         for (tool, name) in tools.into_iter().zip(names) {
             let given = tool.description.as_deref();
