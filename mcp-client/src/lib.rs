@@ -494,6 +494,7 @@ impl Server {
                 args: args.iter().map(fill).collect(),
                 env: env.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
                 cwd: entry.cwd.as_ref().map(|c| PathBuf::from(fill(c))),
+                max_tools: entry.max_tools.unwrap_or(DEFAULT_MAX_TOOLS),
             }),
             McpTransport::Http { url, headers } => Transport::Http {
                 url: fill(url),

@@ -38,6 +38,9 @@ pub struct Launch {
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
     pub cwd: Option<std::path::PathBuf>,
+    /// The entry's `max_tools`: a `tools/list` answer listing more is cut
+    /// to one more than this before rmcp parses it ([`cut_listing`]).
+    pub max_tools: usize,
 }
 
 /// A running child: its group (for teardown) and its stderr tail.
@@ -90,7 +93,11 @@ pub fn spawn(
     let tail = Arc::new(Mutex::new(Vec::new()));
     tokio::spawn(keep_tail(stderr, Arc::clone(&tail)));
     let (in_tx, in_rx) = mpsc::channel(INCOMING_QUEUE);
-    tokio::spawn(read_messages(BufReader::new(stdout), in_tx));
+    tokio::spawn(read_messages(
+        BufReader::new(stdout),
+        in_tx,
+        launch.max_tools,
+    ));
     Ok(Spawned {
         child,
         target,
@@ -245,10 +252,54 @@ fn error_for(id: Value, message: String) -> Option<ServerJsonRpcMessage> {
     .ok()
 }
 
+/// Below this a line is parsed as it is: cutting cannot save much.
+const CUT_FROM_BYTES: usize = 256 * 1024;
+
+/// A `tools/list` answer, each tool kept as its text.
+#[derive(serde::Deserialize)]
+struct Listing<'a> {
+    id: Value,
+    #[serde(borrow)]
+    result: ListedTools<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct ListedTools<'a> {
+    #[serde(borrow)]
+    tools: Vec<&'a serde_json::value::RawValue>,
+}
+
+/// A long line that answers a `tools/list` with more than `max_tools`
+/// tools, rewritten with only the first `max_tools + 1` (so the listing
+/// still reads as longer than the cap, which the client notes) and no
+/// further cursor. Every other line: `None`, parsed as it is.
+///
+/// rmcp builds a schema map for every tool it parses (about 30 times the
+/// text: one page of 100,000 small tools took 434 MB); the tools cut here
+/// are only scanned, each kept as a slice of the line.
+fn cut_listing(line: &[u8], max_tools: usize) -> Option<Vec<u8>> {
+    if line.len() < CUT_FROM_BYTES {
+        return None;
+    }
+    let listing: Listing<'_> = serde_json::from_slice(line).ok()?;
+    let keep = max_tools.saturating_add(1);
+    let kept = listing.result.tools.get(..keep)?;
+    if kept.len() == listing.result.tools.len() {
+        return None;
+    }
+    serde_json::to_vec(&json!({
+        "jsonrpc": "2.0",
+        "id": listing.id,
+        "result": {"tools": kept},
+    }))
+    .ok()
+}
+
 /// Reads stdout until EOF; dropping `messages` at EOF ends the session.
 async fn read_messages(
     mut input: impl AsyncBufRead + Unpin,
     messages: mpsc::Sender<ServerJsonRpcMessage>,
+    max_tools: usize,
 ) {
     let mut line = Vec::new();
     loop {
@@ -266,7 +317,8 @@ async fn read_messages(
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                match serde_json::from_slice::<ServerJsonRpcMessage>(&line) {
+                let cut = cut_listing(&line, max_tools);
+                match serde_json::from_slice::<ServerJsonRpcMessage>(cut.as_deref().unwrap_or(&line)) {
                     Ok(m) => Some(m),
                     Err(e) => serde_json::from_slice::<Value>(&line)
                         .ok()

@@ -58,3 +58,33 @@ fn mcp_server_dies_mid_call() {
     let e = error_of("mcp__h__die", &json!({}));
     assert!(e.starts_with("MCP call failed"), "{e}");
 }
+
+/// One `tools/list` page of 100,000 tools (about 13 MB, under the message
+/// limit) from a bare server: `mcp list` offers the first `max_tools` and
+/// says the rest were cut, and the tools past the cap are never built
+/// (the page is cut before it is parsed into tools).
+#[test]
+fn mcp_listing_of_100000_tools() {
+    let (cwd, home) = harness::dirs();
+    let raw = support::server_script().with_file_name("raw_server.py");
+    let entry = format!(
+        "  raw:\n    command: {:?}\n    args: [{:?}, \"100000\"]\n    connect_timeout: 60\n",
+        support::python().display().to_string(),
+        raw.display().to_string()
+    );
+    std::fs::write(
+        home.path().join("config.yaml"),
+        format!("mcp_servers:\n{entry}"),
+    )
+    .expect("config");
+    let run = harness::run(
+        &["mcp", "list"],
+        cwd.path(),
+        home.path(),
+        &[],
+        Duration::from_secs(120),
+    );
+    assert!(run.status.success(), "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("max_tools"), "{}", run.stdout);
+    assert!(run.stdout.contains("connected"), "{}", run.stdout);
+}
