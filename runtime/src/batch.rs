@@ -78,6 +78,108 @@ impl BatchCall {
     }
 }
 
+/// The results of one batch, one per call, in call order: a slice of
+/// strings (`results[i]`, `.iter()`, `.len()`) that also iterates by
+/// value. A batch of one call keeps its result inline, with no
+/// allocation beyond the result's own text, so a turn of one call costs
+/// what [`Registry::dispatch_json`] costs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchResults(Results);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Results {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl BatchResults {
+    /// The results as a `Vec`.
+    pub fn into_vec(self) -> Vec<String> {
+        match self.0 {
+            Results::One(result) => vec![result],
+            Results::Many(results) => results,
+        }
+    }
+}
+
+impl std::ops::Deref for BatchResults {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        match &self.0 {
+            Results::One(result) => std::slice::from_ref(result),
+            Results::Many(results) => results,
+        }
+    }
+}
+
+impl std::ops::DerefMut for BatchResults {
+    fn deref_mut(&mut self) -> &mut [String] {
+        match &mut self.0 {
+            Results::One(result) => std::slice::from_mut(result),
+            Results::Many(results) => results,
+        }
+    }
+}
+
+impl From<BatchResults> for Vec<String> {
+    fn from(results: BatchResults) -> Self {
+        results.into_vec()
+    }
+}
+
+impl IntoIterator for BatchResults {
+    type Item = String;
+    type IntoIter = BatchResultsIter;
+
+    fn into_iter(self) -> BatchResultsIter {
+        BatchResultsIter(match self.0 {
+            Results::One(result) => Iter::One(Some(result)),
+            Results::Many(results) => Iter::Many(results.into_iter()),
+        })
+    }
+}
+
+impl<'a> IntoIterator for &'a BatchResults {
+    type Item = &'a String;
+    type IntoIter = std::slice::Iter<'a, String>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// [`BatchResults`] by value, in call order.
+#[derive(Debug)]
+pub struct BatchResultsIter(Iter);
+
+#[derive(Debug)]
+enum Iter {
+    One(Option<String>),
+    Many(std::vec::IntoIter<String>),
+}
+
+impl Iterator for BatchResultsIter {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        match &mut self.0 {
+            Iter::One(result) => result.take(),
+            Iter::Many(results) => results.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match &self.0 {
+            Iter::One(result) => usize::from(result.is_some()),
+            Iter::Many(results) => results.len(),
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for BatchResultsIter {}
+
 /// Where a call may run, from its tool's declaration and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Access {
@@ -152,22 +254,22 @@ type CallFuture<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
 impl Registry {
     /// Runs one model turn's calls, together where their tools allow it
     /// (see [`crate::batch`]), and answers their results in call order.
-    pub async fn dispatch_batch(&self, calls: &[BatchCall], ctx: &ToolContext) -> Vec<String> {
+    pub async fn dispatch_batch(&self, calls: &[BatchCall], ctx: &ToolContext) -> BatchResults {
         let (max_parallel, max_turn_chars) = self.batch_limits();
-        let mut results = match calls {
+        let mut results = BatchResults(match calls {
             // One call: nothing to plan.
-            [only] if ctx.cancellation().is_cancelled() => vec![not_run(only)],
+            [only] if ctx.cancellation().is_cancelled() => Results::One(not_run(only)),
             [only] if only.id.is_empty() => {
-                vec![self.dispatch_json(&only.name, &only.arguments, ctx).await]
+                Results::One(self.dispatch_json(&only.name, &only.arguments, ctx).await)
             }
             [only] => {
                 let ctx = context_of(only, ctx);
-                vec![self.dispatch_json(&only.name, &only.arguments, &ctx).await]
+                Results::One(self.dispatch_json(&only.name, &only.arguments, &ctx).await)
             }
             // Boxed: its state would otherwise be copied with every batch,
             // the one-call batches included.
-            _ => Box::pin(self.run_planned(calls, ctx, max_parallel)).await,
-        };
+            _ => Results::Many(Box::pin(self.run_planned(calls, ctx, max_parallel)).await),
+        });
         keep_within(&mut results, max_turn_chars, calls, ctx);
         results
     }

@@ -44,7 +44,7 @@ pub use cancel::Cancellation;
 pub use cap::{CUT_KEY, CUT_MARKER};
 // Argument repair: `coerce_args` (its docs list the rules) and the
 // compiled form `CoercionPlan`, which dispatch applies before each call.
-pub use batch::BatchCall;
+pub use batch::{BatchCall, BatchResults, BatchResultsIter};
 pub use coerce::{coerce_args, CoercionPlan};
 pub use context::{Profile, ToolContext};
 pub use effects::{Concurrency, ToolEffects};
