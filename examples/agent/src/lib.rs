@@ -1,15 +1,29 @@
 //! An agent on hermes-tools: the built-in tools and this crate's own
 //! (`src/tools/`, declared by `cargo hermes gen` in `src/tools/mod.rs` and
 //! registered in `src/generated.rs`)
-//! in one registry, and a loop against an OpenAI-compatible endpoint.
+//! in one registry, and a loop against an OpenAI-compatible endpoint
+//! (`hermes-model`'s client and agent loop).
 
-pub mod chat;
 pub mod generated;
 pub mod tools;
 
+use hermes_model::{Endpoint, ModelClient};
 use hermes_runtime::{ComposeError, Registry};
+use serde_json::json;
 
-pub use chat::{ChatConfig, Outcome};
+pub use hermes_model::Outcome;
+
+/// Where the model is and how the loop runs.
+#[derive(Debug, Clone)]
+pub struct ChatConfig {
+    /// `https://api.openai.com/v1`, `http://127.0.0.1:8080/v1`, ...
+    pub base_url: String,
+    pub model: String,
+    /// Sent as `Authorization: Bearer ...` when set.
+    pub api_key: Option<String>,
+    /// Model turns at most (each a request).
+    pub max_turns: usize,
+}
 
 /// The built-in tools and this crate's, composed.
 pub fn registry() -> Result<Registry, ComposeError> {
@@ -54,16 +68,23 @@ pub async fn conversation(
     let definitions = registry.get_tool_definitions(Some(&enabled), &[], session.profile());
     let outcome = if definitions.unknown.is_empty() {
         let ctx = session.context();
-        chat::run(
-            config,
+        let mut endpoint = Endpoint::new(&config.base_url, &config.model);
+        endpoint.api_key = config.api_key.clone();
+        let client = ModelClient::new(endpoint);
+        // A tool the endpoint's dialect cannot carry is not offered.
+        let (tools, _left_out) = client.tools_for(&definitions.to_vec());
+        let mut messages = vec![json!({"role": "user", "content": prompt})];
+        hermes_model::run(
+            &client,
             registry,
             &ctx,
-            definitions.to_vec(),
-            prompt,
+            &tools,
+            &mut messages,
+            config.max_turns,
             on_tool,
         )
         .await
-        .map_err(ConversationError::Chat)
+        .map_err(|e| ConversationError::Chat(e.to_string()))
     } else {
         Err(ConversationError::UnknownToolsets(
             definitions.unknown.clone(),

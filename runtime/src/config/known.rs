@@ -55,7 +55,6 @@ pub(crate) const REFERENCE_ROOT: &[&str] = &[
     "mcp_servers",
     "memory",
     "moa",
-    "model",
     "model_catalog",
     "multiplex_profiles",
     "network",

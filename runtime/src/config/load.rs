@@ -373,7 +373,7 @@ impl Reader {
     }
 
     /// Any scalar, as its text (the reference `str()`s names such as `12306`).
-    fn string(&mut self, key: &str, node: &Node) -> Option<String> {
+    pub(super) fn string(&mut self, key: &str, node: &Node) -> Option<String> {
         let node = self.untagged(key, node)?;
         match &node.kind {
             Kind::Scalar { text, .. } if !node.is_null() => Some(text.clone()),

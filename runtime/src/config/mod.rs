@@ -246,6 +246,48 @@ section! {
 }
 
 section! {
+    /// `model`: the model an agent talks to. The reference writes it as a
+    /// name (`model: gpt-4o`, read as `model.default`) or as this mapping.
+    /// The crate `hermes-model` resolves it to an endpoint.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct Model {
+        /// The model's name (`model.model` is read as the same key, as in the reference).
+        default: String = String::new(),
+            read Reader::string, show display, example "gpt-4o";
+        /// `model.default` written as `model.model`.
+        model: String = String::new(),
+            read Reader::string, show display, example "gpt-4o";
+        /// `openrouter` (the reference's default), `openai`, `custom` (or
+        /// any other name: then `base_url` is required).
+        provider: String = String::new(),
+            read Reader::string, show display, example "openrouter";
+        /// The OpenAI-compatible endpoint, up to `/v1` (`/chat/completions` is added).
+        base_url: String = String::new(),
+            read Reader::string, show display, example "'http://127.0.0.1:8080/v1'";
+        /// The key itself (prefer the provider's key in `.env`).
+        api_key: String = String::new(),
+            read Reader::string,
+            show |k| if k.is_empty() { String::new() } else { "(set)".into() },
+            example "sk-test";
+        /// This project's: seconds one request may take, answer included.
+        timeout: u64 = 120,
+            read |r, key, v| r.int(key, v, 1, 3_600).map(|n| n as u64),
+            show display, example "60";
+        /// This project's: retries of a request answered 429 or 5xx, or
+        /// refused on the way, with backoff (`Retry-After` honoured).
+        max_retries: u32 = 3,
+            read |r, key, v| r.int(key, v, 0, 10).map(|n| n as u32),
+            show display, example "5";
+        /// This project's: how tool definitions are written for this
+        /// provider (`openai`, `openai-strict`, `gemini`, `llamacpp`).
+        tool_dialect: String = String::new(),
+            read Reader::string, show display, example "openai";
+    }
+    reference: &["api", "api_mode", "context_length", "name"];
+}
+
+section! {
     /// `tools.tool_search`: progressive disclosure.
     #[derive(Debug, Clone, PartialEq)]
     #[non_exhaustive]
@@ -412,6 +454,7 @@ pub struct ProfileConfig {
     /// the reference's `agent` section is the agent loop's).
     pub disabled_toolsets: Setting<Vec<String>>,
     pub tool_output: ToolOutput,
+    pub model: Model,
     pub tool_search: ToolSearch,
     pub terminal: Terminal,
     pub security: Security,
@@ -444,6 +487,7 @@ impl ProfileConfig {
             dropped: (0, false),
             disabled_toolsets: Setting::default(Vec::new()),
             tool_output: ToolOutput::defaults(),
+            model: Model::defaults(),
             tool_search: ToolSearch::defaults(),
             terminal: Terminal::defaults(),
             security: Security::defaults(),
@@ -677,6 +721,20 @@ const ROOT: Table<ProfileConfig> = Table {
             declared: |path, _, out| AGENT.declared(path, out),
         },
         section_key!(ProfileConfig, tool_output: ToolOutput),
+        Key {
+            name: "model",
+            // A name alone, or the mapping.
+            read: |r, c, key, node| match node.scalar() {
+                Some(_) if !node.is_null() => {
+                    let name = r.string(key, node);
+                    load::set(&mut c.model.default, name, node.pos);
+                }
+                _ => load::read_table(r, &mut c.model, &Model::TABLE, key, node),
+            },
+            show: |c, key, out| Model::TABLE.entries(&c.model, key, out),
+            #[cfg(test)]
+            declared: |path, _, out| Model::TABLE.declared(path, out),
+        },
         Key {
             name: "tools",
             read: |r, c, key, node| load::read_table(r, c, &TOOLS, key, node),

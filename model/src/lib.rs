@@ -1,0 +1,13 @@
+//! A chat-completions client for OpenAI-compatible endpoints, configured
+//! from a profile's `model:` section and `.env` ([`Endpoint`]), with
+//! timeouts and retries ([`ModelClient`]), and the agent loop that runs a
+//! conversation's tool calls through a registry ([`run`]). What an agent
+//! binary and the tools that run agents of their own build on.
+
+mod client;
+mod conversation;
+mod endpoint;
+
+pub use client::{ModelClient, ModelError};
+pub use conversation::{run, Outcome};
+pub use endpoint::{Endpoint, EndpointError, Provider, PROVIDERS};
