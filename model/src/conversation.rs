@@ -1,9 +1,18 @@
 //! The agent loop: send the conversation and the tool definitions, run
 //! each turn's tool calls through `Registry::dispatch_batch` (together
 //! where the tools allow it, results in call order), send the results
-//! back, until the model answers without a tool call or the turn limit.
+//! back, until the model answers without a tool call, the turn limit, or
+//! an interrupt of the context.
+//!
+//! A call of a registered tool that was not offered this conversation is
+//! answered an error without running: the model can call only what it was
+//! given (a child agent cannot reach a tool its role took away). A name
+//! the registry does not know goes to dispatch, which answers it with
+//! suggestions.
 
-use hermes_runtime::{BatchCall, Registry, ToolContext};
+use std::collections::HashSet;
+
+use hermes_runtime::{error_json, BatchCall, Registry, ToolContext};
 use serde_json::{json, Value};
 
 use crate::{ModelClient, ModelError};
@@ -15,6 +24,16 @@ pub enum Outcome {
     Answer(String),
     /// `max_turns` requests and still tool calls.
     TurnLimit,
+    /// The context's cancellation was triggered (before a request, or
+    /// while one or a turn's calls ran).
+    Interrupted,
+}
+
+/// The name a definition gives its tool (OpenAI envelope, or bare).
+fn offered_name(tool: &Value) -> Option<&str> {
+    tool.pointer("/function/name")
+        .or_else(|| tool.get("name"))
+        .and_then(Value::as_str)
 }
 
 /// Runs the conversation in `messages` (the caller's, grown by every
@@ -30,8 +49,16 @@ pub async fn run(
     max_turns: usize,
     mut on_tool: impl FnMut(&str, &str),
 ) -> Result<Outcome, ModelError> {
+    let offered: HashSet<&str> = tools.iter().filter_map(offered_name).collect();
+    let cancel = ctx.cancellation();
     for _ in 0..max_turns {
-        let message = client.chat(messages, tools).await?;
+        if cancel.is_cancelled() {
+            return Ok(Outcome::Interrupted);
+        }
+        let message = tokio::select! {
+            m = client.chat(messages, tools) => m?,
+            () = cancel.cancelled() => return Ok(Outcome::Interrupted),
+        };
         let calls = message["tool_calls"]
             .as_array()
             .cloned()
@@ -41,7 +68,7 @@ pub async fn run(
         if calls.is_empty() {
             return Ok(Outcome::Answer(answer));
         }
-        let batch: Vec<BatchCall> = calls
+        let calls: Vec<BatchCall> = calls
             .iter()
             .map(|call| {
                 // Arguments are a JSON text; a model may send an object instead.
@@ -57,10 +84,24 @@ pub async fn run(
                 )
             })
             .collect();
-        let results = registry.dispatch_batch(&batch, ctx).await;
-        for (call, result) in batch.iter().zip(results) {
+        let withheld =
+            |c: &BatchCall| !offered.contains(c.name.as_str()) && registry.tool(&c.name).is_some();
+        let runnable: Vec<BatchCall> = calls.iter().filter(|c| !withheld(c)).cloned().collect();
+        let mut ran = registry.dispatch_batch(&runnable, ctx).await.into_iter();
+        for call in &calls {
+            let result = if withheld(call) {
+                error_json(format!(
+                    "Tool '{}' is not available to this agent: call only the tools it was given.",
+                    call.name
+                ))
+            } else {
+                ran.next().unwrap_or_default()
+            };
             on_tool(&call.name, &result);
             messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+        }
+        if cancel.is_cancelled() {
+            return Ok(Outcome::Interrupted);
         }
     }
     Ok(Outcome::TurnLimit)

@@ -1,11 +1,13 @@
 //! A chat-completions client for OpenAI-compatible endpoints, configured
 //! from a profile's `model:` section and `.env` ([`Endpoint`]), with
 //! timeouts and retries ([`ModelClient`]), and the agent loop that runs a
-//! conversation's tool calls through a registry ([`run`]). What an agent
+//! conversation's tool calls through a registry ([`run`]), and the
+//! executor of `delegate_task`, whose children run that loop ([`delegation`]). What an agent
 //! binary and the tools that run agents of their own build on.
 
 mod client;
 mod conversation;
+pub mod delegation;
 mod endpoint;
 
 pub use client::{ModelClient, ModelError};

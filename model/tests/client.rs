@@ -5,114 +5,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::mpsc;
+use std::net::TcpListener;
 use std::time::Duration;
 
 use hermes_model::{run, Endpoint, EndpointError, ModelClient, ModelError, Outcome};
 use hermes_runtime::{Profile, Registry, ToolContext};
-use serde_json::{json, Value};
+use serde_json::json;
+use support::{ok, runtime, scripted, Reply, Seen};
 
-/// One planned reply.
-enum Reply {
-    /// Status, extra headers, body.
-    Http(u16, &'static str, String),
-    /// Read the request, answer nothing (until the server is dropped).
-    Silent,
-}
-
-fn ok(message: Value) -> Reply {
-    Reply::Http(
-        200,
-        "",
-        json!({"choices": [{"index": 0, "message": message}]}).to_string(),
-    )
-}
-
-/// One request as the server saw it.
-#[derive(Debug)]
-struct Seen {
-    path: String,
-    authorization: Option<String>,
-    body: Value,
-}
-
-/// Serves `replies` in order, one per connection, and reports each
-/// request; stops after the last (bounded), or after 30 s without one.
-fn scripted(replies: Vec<Reply>) -> (String, mpsc::Receiver<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for reply in replies {
-            let Ok((stream, _)) = listener.accept() else {
-                return;
-            };
-            stream
-                .set_read_timeout(Some(Duration::from_secs(30)))
-                .unwrap();
-            let Some(seen) = read_request(&stream) else {
-                return;
-            };
-            match reply {
-                Reply::Http(status, headers, body) => {
-                    let mut out = &stream;
-                    let _ = write!(
-                        out,
-                        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
-                }
-                Reply::Silent => held.push(stream),
-            }
-            if tx.send(seen).is_err() {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_secs(5));
-        drop(held);
-    });
-    (url, rx)
-}
-
-fn read_request(stream: &TcpStream) -> Option<Seen> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let (mut length, mut authorization) = (0usize, None);
-    for _ in 0..100 {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => length = value.trim().parse().ok()?,
-            "authorization" => authorization = Some(value.trim().to_string()),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; length.min(64 << 20)];
-    reader.read_exact(&mut body).ok()?;
-    Some(Seen {
-        path,
-        authorization,
-        body: serde_json::from_slice(&body).ok()?,
-    })
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+mod support;
 
 fn profile(config: &str, env: &str) -> (tempfile::TempDir, Profile) {
     let dir = tempfile::tempdir().unwrap();

@@ -12,7 +12,8 @@ use serde_json::Value;
 #[test]
 fn built_in_tools_in_every_dialect() {
     let registry = hermes_tools::registry();
-    // Every built-in tool is offered: web_search has a key, clarify a callback.
+    // Every built-in tool is offered: web_search has a key, clarify a
+    // callback, delegate_task an executor.
     let home = tempfile::tempdir().unwrap();
     std::fs::write(home.path().join(".env"), "WEB_SEARCH_API_KEY=k\n").unwrap();
     let profile = Profile::new(home.path());
@@ -20,6 +21,8 @@ fn built_in_tools_in_every_dialect() {
         registry,
         std::sync::Arc::new(|_| Box::pin(async { Ok(String::new()) })),
     );
+    // delegate_task: an executor is installed (as `hermes_model::delegation` marks it).
+    hermes_tools::tools::delegate_task::mark_installed(registry);
     let defs = registry.get_tool_definitions(None, &[], &profile);
     let mut every_tool: Vec<&str> = registry.builtin_entries().iter().map(|e| e.name).collect();
     every_tool.sort_unstable();

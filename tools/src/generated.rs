@@ -5,31 +5,35 @@
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::__private::StaticTools =
     ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
+        key: 16263683158343804936,
+        disps: &[(2, 2), (0, 2), (0, 0), (1, 0), (0, 7)],
         entries: &[
+            ("terminal", &crate::tools::terminal::__HERMES_TOOL_terminal),
+            ("memory", &crate::tools::memory::__HERMES_TOOL_memory),
+            ("web_extract", &crate::tools::web::__HERMES_TOOL_web_extract),
             ("patch", &crate::tools::file::__HERMES_TOOL_patch),
             ("write_file", &crate::tools::file::__HERMES_TOOL_write_file),
             (
-                "skills_list",
-                &crate::tools::skills::__HERMES_TOOL_skills_list,
+                "delegate_task",
+                &crate::tools::delegate_task::__HERMES_TOOL_delegate_task,
             ),
-            ("clarify", &crate::tools::clarify::__HERMES_TOOL_clarify),
             (
                 "skill_view",
                 &crate::tools::skills::__HERMES_TOOL_skill_view,
             ),
-            ("memory", &crate::tools::memory::__HERMES_TOOL_memory),
-            ("read_file", &crate::tools::file::__HERMES_TOOL_read_file),
-            ("web_extract", &crate::tools::web::__HERMES_TOOL_web_extract),
-            ("terminal", &crate::tools::terminal::__HERMES_TOOL_terminal),
-            ("web_search", &crate::tools::web::__HERMES_TOOL_web_search),
-            ("todo", &crate::tools::todo::__HERMES_TOOL_todo),
-            ("process", &crate::tools::terminal::__HERMES_TOOL_process),
+            (
+                "skills_list",
+                &crate::tools::skills::__HERMES_TOOL_skills_list,
+            ),
             (
                 "search_files",
                 &crate::tools::file::__HERMES_TOOL_search_files,
             ),
+            ("todo", &crate::tools::todo::__HERMES_TOOL_todo),
+            ("clarify", &crate::tools::clarify::__HERMES_TOOL_clarify),
+            ("read_file", &crate::tools::file::__HERMES_TOOL_read_file),
+            ("process", &crate::tools::terminal::__HERMES_TOOL_process),
+            ("web_search", &crate::tools::web::__HERMES_TOOL_web_search),
         ],
     };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
@@ -97,6 +101,12 @@ pub fn find_tool(
             "search_files" => {
                 ::core::option::Option::Some(&crate::tools::file::__HERMES_TOOL_search_files)
             }
+            _ => ::core::option::Option::None,
+        },
+        13 => match name {
+            "delegate_task" => ::core::option::Option::Some(
+                &crate::tools::delegate_task::__HERMES_TOOL_delegate_task,
+            ),
             _ => ::core::option::Option::None,
         },
         _ => ::core::option::Option::None,
@@ -167,6 +177,14 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 posture: false,
             },
             ::hermes_runtime::__private::StaticToolset {
+                name: "delegation",
+                description: "Hand work to child agents, each in a session of its own",
+                tools: &["delegate_task"],
+                includes: &[],
+                instructional: false,
+                posture: false,
+            },
+            ::hermes_runtime::__private::StaticToolset {
                 name: "file",
                 description: "Read, write, patch and search files",
                 tools: &["read_file", "write_file", "patch", "search_files"],
@@ -233,6 +251,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -255,6 +274,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -277,6 +297,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -299,6 +320,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -321,6 +343,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -343,6 +366,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -365,6 +389,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -415,6 +440,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -437,6 +463,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -459,6 +486,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -481,6 +509,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -503,6 +532,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -525,6 +555,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -547,6 +578,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -569,6 +601,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -599,6 +632,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -621,6 +655,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -643,6 +678,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -665,6 +701,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -687,6 +724,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "todo",
                     "memory",
                     "clarify",
+                    "delegate_task",
                 ],
                 includes: &[],
                 instructional: false,
@@ -764,6 +802,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
             "todo",
             "memory",
             "clarify",
+            "delegate_task",
         ],
         webhook_safe: &["web_search", "web_extract", "clarify"],
         legacy: &[
@@ -798,6 +837,8 @@ pub mod toolset {
     pub const CODING: &str = "coding";
     /// Troubleshooting: run commands, research, inspect and fix files
     pub const DEBUGGING: &str = "debugging";
+    /// Hand work to child agents, each in a session of its own
+    pub const DELEGATION: &str = "delegation";
     /// Read, write, patch and search files
     pub const FILE: &str = "file";
     /// Editor integration (ACP): coding tools
@@ -870,6 +911,7 @@ pub const TOOLSET_NAMES: &[&str] = &[
     "clarify",
     "coding",
     "debugging",
+    "delegation",
     "file",
     "hermes-acp",
     "hermes-api-server",

@@ -5,22 +5,23 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::__private::StaticPlans =
     ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
+        key: 16263683158343804936,
+        disps: &[(2, 2), (0, 2), (0, 0), (1, 0), (0, 7)],
         entries: &[
-            ("patch", &PLAN_2),
-            ("write_file", &PLAN_12),
-            ("skills_list", &PLAN_7),
+            ("terminal", &PLAN_9),
+            ("memory", &PLAN_2),
+            ("web_extract", &PLAN_11),
+            ("patch", &PLAN_3),
+            ("write_file", &PLAN_13),
+            ("delegate_task", &PLAN_1),
+            ("skill_view", &PLAN_7),
+            ("skills_list", &PLAN_8),
+            ("search_files", &PLAN_6),
+            ("todo", &PLAN_10),
             ("clarify", &PLAN_0),
-            ("skill_view", &PLAN_6),
-            ("memory", &PLAN_1),
-            ("read_file", &PLAN_4),
-            ("web_extract", &PLAN_10),
-            ("terminal", &PLAN_8),
-            ("web_search", &PLAN_11),
-            ("todo", &PLAN_9),
-            ("process", &PLAN_3),
-            ("search_files", &PLAN_5),
+            ("read_file", &PLAN_5),
+            ("process", &PLAN_4),
+            ("web_search", &PLAN_12),
         ],
     };
 
@@ -36,8 +37,38 @@ static PLAN_0: ::hermes_runtime::__private::CoercionPlan =
             )]
         },
     );
-/// `memory`
+/// `delegate_task`
 static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(
+        const {
+            &[
+                ::hermes_runtime::__private::prop_plan(
+                    "tasks",
+                    ::hermes_runtime::__private::PropPlan::ARRAY,
+                    &[::hermes_runtime::__private::Kind::Array],
+                    ::hermes_runtime::__private::repair_node(
+                        0,
+                        const {
+                            &[::hermes_runtime::__private::repair_node(
+                                ::hermes_runtime::__private::RepairNode::ACCEPTS_OBJECT,
+                                &[],
+                                &[],
+                            )]
+                        },
+                        &[],
+                    ),
+                ),
+                ::hermes_runtime::__private::prop_plan(
+                    "background",
+                    0,
+                    &[::hermes_runtime::__private::Kind::Boolean],
+                    ::hermes_runtime::__private::RepairNode::INERT,
+                ),
+            ]
+        },
+    );
+/// `memory`
+static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -59,7 +90,7 @@ static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `patch`
-static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -71,7 +102,7 @@ static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `process`
-static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -97,7 +128,7 @@ static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `read_file`
-static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -117,7 +148,7 @@ static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `search_files`
-static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -143,13 +174,13 @@ static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `skill_view`
-static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::coercion_plan(&[]);
-/// `skills_list`
 static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `terminal`
+/// `skills_list`
 static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(&[]);
+/// `terminal`
+static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -187,7 +218,7 @@ static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `todo`
-static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -217,7 +248,7 @@ static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `web_extract`
-static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -237,7 +268,7 @@ static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `web_search`
-static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -249,5 +280,5 @@ static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `write_file`
-static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);

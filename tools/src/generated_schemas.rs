@@ -5,22 +5,23 @@
 /// Tool name → its `parameters` schema, as JSON text.
 pub static SCHEMAS: ::hermes_runtime::__private::StaticSchemas =
     ::hermes_runtime::__private::phf::Map {
-        key: 16287231350648472473,
-        disps: &[(0, 0), (2, 7), (0, 0), (2, 3), (4, 5)],
+        key: 16263683158343804936,
+        disps: &[(2, 2), (0, 2), (0, 0), (1, 0), (0, 7)],
         entries: &[
-            ("patch", SCHEMA_2),
-            ("write_file", SCHEMA_12),
-            ("skills_list", SCHEMA_7),
+            ("terminal", SCHEMA_9),
+            ("memory", SCHEMA_2),
+            ("web_extract", SCHEMA_11),
+            ("patch", SCHEMA_3),
+            ("write_file", SCHEMA_13),
+            ("delegate_task", SCHEMA_1),
+            ("skill_view", SCHEMA_7),
+            ("skills_list", SCHEMA_8),
+            ("search_files", SCHEMA_6),
+            ("todo", SCHEMA_10),
             ("clarify", SCHEMA_0),
-            ("skill_view", SCHEMA_6),
-            ("memory", SCHEMA_1),
-            ("read_file", SCHEMA_4),
-            ("web_extract", SCHEMA_10),
-            ("terminal", SCHEMA_8),
-            ("web_search", SCHEMA_11),
-            ("todo", SCHEMA_9),
-            ("process", SCHEMA_3),
-            ("search_files", SCHEMA_5),
+            ("read_file", SCHEMA_5),
+            ("process", SCHEMA_4),
+            ("web_search", SCHEMA_12),
         ],
     };
 
@@ -44,8 +45,83 @@ static SCHEMA_0: &str = r#"{
   ],
   "type": "object"
 }"#;
-/// `memory`
+/// `delegate_task`
 static SCHEMA_1: &str = r#"{
+  "properties": {
+    "background": {
+      "description": "Accepted for compatibility and ignored: the call answers when its children have finished.",
+      "type": "boolean"
+    },
+    "context": {
+      "description": "What the child needs to know: file paths, error messages, project layout, constraints.",
+      "type": "string"
+    },
+    "goal": {
+      "description": "What the child should accomplish. Be specific and self-contained: the child knows nothing about this conversation.",
+      "type": "string"
+    },
+    "role": {
+      "description": "`leaf` (default): the child cannot delegate further; `orchestrator`: it may, within delegation.max_spawn_depth.",
+      "oneOf": [
+        {
+          "const": "leaf",
+          "description": "Works on its task with the parent's tools, and never delegates\nfurther or asks the user.",
+          "type": "string"
+        },
+        {
+          "const": "orchestrator",
+          "description": "May delegate further, within `delegation.max_spawn_depth`.",
+          "type": "string"
+        }
+      ]
+    },
+    "tasks": {
+      "description": "Several tasks, run together (at most delegation.max_concurrent_children); each result comes back in this order.",
+      "items": {
+        "description": "One task of a batch.",
+        "properties": {
+          "context": {
+            "default": null,
+            "description": "What this child needs to know: paths, errors, constraints.",
+            "type": [
+              "string",
+              "null"
+            ]
+          },
+          "goal": {
+            "description": "What this child should accomplish, self-contained.",
+            "type": "string"
+          },
+          "role": {
+            "default": null,
+            "description": "This task's role (else the call's `role`, else `leaf`).",
+            "oneOf": [
+              {
+                "const": "leaf",
+                "description": "Works on its task with the parent's tools, and never delegates\nfurther or asks the user.",
+                "type": "string"
+              },
+              {
+                "const": "orchestrator",
+                "description": "May delegate further, within `delegation.max_spawn_depth`.",
+                "type": "string"
+              }
+            ]
+          }
+        },
+        "required": [
+          "goal"
+        ],
+        "type": "object"
+      },
+      "type": "array"
+    }
+  },
+  "required": [],
+  "type": "object"
+}"#;
+/// `memory`
+static SCHEMA_2: &str = r#"{
   "properties": {
     "action": {
       "description": "A single change: add, replace or remove. Omit when using `operations`.",
@@ -107,7 +183,7 @@ static SCHEMA_1: &str = r#"{
   "type": "object"
 }"#;
 /// `patch`
-static SCHEMA_2: &str = r#"{
+static SCHEMA_3: &str = r#"{
   "properties": {
     "mode": {
       "description": "`replace` (default) or `patch`.",
@@ -149,7 +225,7 @@ static SCHEMA_2: &str = r#"{
   "type": "object"
 }"#;
 /// `process`
-static SCHEMA_3: &str = r#"{
+static SCHEMA_4: &str = r#"{
   "properties": {
     "action": {
       "description": "What to do: list, poll, log, wait, kill, write, submit or close.",
@@ -198,7 +274,7 @@ static SCHEMA_3: &str = r#"{
   "type": "object"
 }"#;
 /// `read_file`
-static SCHEMA_4: &str = r#"{
+static SCHEMA_5: &str = r#"{
   "properties": {
     "limit": {
       "description": "How many lines to return (default 500, at most 2000).",
@@ -224,7 +300,7 @@ static SCHEMA_4: &str = r#"{
   "type": "object"
 }"#;
 /// `search_files`
-static SCHEMA_5: &str = r#"{
+static SCHEMA_6: &str = r#"{
   "properties": {
     "context": {
       "description": "Content search: lines to show before and after each match (default 0, at most 20).",
@@ -298,7 +374,7 @@ static SCHEMA_5: &str = r#"{
   "type": "object"
 }"#;
 /// `skill_view`
-static SCHEMA_6: &str = r#"{
+static SCHEMA_7: &str = r#"{
   "properties": {
     "file_path": {
       "description": "A file inside the skill's folder to read instead of `SKILL.md`, e.g. `references/api.md`.",
@@ -315,7 +391,7 @@ static SCHEMA_6: &str = r#"{
   "type": "object"
 }"#;
 /// `skills_list`
-static SCHEMA_7: &str = r#"{
+static SCHEMA_8: &str = r#"{
   "properties": {
     "category": {
       "description": "Only skills of this category (the folder a skill sits in).",
@@ -326,7 +402,7 @@ static SCHEMA_7: &str = r#"{
   "type": "object"
 }"#;
 /// `terminal`
-static SCHEMA_8: &str = r#"{
+static SCHEMA_9: &str = r#"{
   "properties": {
     "background": {
       "description": "Start the command in the background and return at once with a `session_id` for `process` (default false).",
@@ -368,7 +444,7 @@ static SCHEMA_8: &str = r#"{
   "type": "object"
 }"#;
 /// `todo`
-static SCHEMA_9: &str = r#"{
+static SCHEMA_10: &str = r#"{
   "properties": {
     "merge": {
       "description": "true: update existing items by id and add new ones; false (default): replace the entire list.",
@@ -412,7 +488,7 @@ static SCHEMA_9: &str = r#"{
   "type": "object"
 }"#;
 /// `web_extract`
-static SCHEMA_10: &str = r#"{
+static SCHEMA_11: &str = r#"{
   "properties": {
     "char_limit": {
       "description": "Characters returned per page at most (default 15000, at least 2000).",
@@ -435,7 +511,7 @@ static SCHEMA_10: &str = r#"{
   "type": "object"
 }"#;
 /// `web_search`
-static SCHEMA_11: &str = r#"{
+static SCHEMA_12: &str = r#"{
   "properties": {
     "limit": {
       "description": "How many results to return (default 5, at most 20).",
@@ -455,7 +531,7 @@ static SCHEMA_11: &str = r#"{
   "type": "object"
 }"#;
 /// `write_file`
-static SCHEMA_12: &str = r#"{
+static SCHEMA_13: &str = r#"{
   "properties": {
     "content": {
       "description": "The complete new contents of the file.",

@@ -53,6 +53,20 @@ impl Session {
         }
     }
 
+    /// A session for a child agent started by `parent`'s call (as
+    /// `delegate_task` starts one): the same profile, directory, approval
+    /// callback and tool scope, ids of its own, and `parent`'s interrupt
+    /// reaching it ([`ToolContext::subagent`]), never the reverse.
+    pub fn child_of(parent: &ToolContext) -> Self {
+        let id = new_id();
+        let ctx = parent.subagent(id.clone()).with_session_id(id.clone());
+        Session {
+            id,
+            ctx,
+            ended: false,
+        }
+    }
+
     /// Asks `callback` (before the process-wide one) when one of this
     /// session's calls needs approval.
     pub fn with_approval_callback(mut self, callback: ApprovalCallback) -> Self {

@@ -191,6 +191,10 @@ async fn run(
             eprintln!("error: no answer after {} turns", config.max_turns);
             ExitCode::FAILURE
         }
+        Ok(Outcome::Interrupted) => {
+            eprintln!("error: interrupted");
+            ExitCode::FAILURE
+        }
         Err(e @ ConversationError::UnknownToolsets(_)) => {
             eprintln!("error: {e}");
             ExitCode::from(2)

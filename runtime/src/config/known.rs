@@ -26,7 +26,6 @@ pub(crate) const REFERENCE_ROOT: &[&str] = &[
     "curator",
     "custom_providers",
     "dashboard",
-    "delegation",
     "desktop",
     "discord",
     "display",
@@ -192,3 +191,17 @@ pub(crate) fn unhonoured(section: &str, name: &str, value: Option<&str>) -> Opti
     };
     Some(why.to_string())
 }
+
+/// `delegation` keys this project does not read: a child uses the
+/// parent's endpoint and approvals.
+pub(crate) const REFERENCE_DELEGATION: &[&str] = &[
+    "api_key",
+    "api_mode",
+    "base_url",
+    "inherit_mcp_toolsets",
+    "max_summary_chars",
+    "model",
+    "provider",
+    "reasoning_effort",
+    "subagent_auto_approve",
+];

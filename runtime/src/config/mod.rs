@@ -288,6 +288,35 @@ section! {
 }
 
 section! {
+    /// `delegation`: what `delegate_task`'s children may do.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct Delegation {
+        /// Model requests one child may make.
+        max_iterations: usize = 50,
+            read |r, key, v| r.int(key, v, 1, 10_000).map(load::usize_of),
+            show display, example "20";
+        /// Seconds one child may run (0: no limit, as in the reference).
+        child_timeout_seconds: u64 = 0,
+            read |r, key, v| r.int(key, v, 0, 86_400).map(|n| n as u64),
+            show display, example "600";
+        /// Tasks one call may give (and children running at once).
+        max_concurrent_children: usize = 3,
+            read |r, key, v| r.int(key, v, 1, 64).map(load::usize_of),
+            show display, example "4";
+        /// Levels of agents below the top one: 1, children only; 2 lets an
+        /// orchestrator child spawn its own.
+        max_spawn_depth: usize = 1,
+            read |r, key, v| r.int(key, v, 1, 16).map(load::usize_of),
+            show display, example "2";
+        /// Whether a child may be an orchestrator (keeps `delegate_task`).
+        orchestrator_enabled: bool = true,
+            read Reader::bool, show display, example "false";
+    }
+    reference: known::REFERENCE_DELEGATION;
+}
+
+section! {
     /// `tools.tool_search`: progressive disclosure.
     #[derive(Debug, Clone, PartialEq)]
     #[non_exhaustive]
@@ -455,6 +484,7 @@ pub struct ProfileConfig {
     pub disabled_toolsets: Setting<Vec<String>>,
     pub tool_output: ToolOutput,
     pub model: Model,
+    pub delegation: Delegation,
     pub tool_search: ToolSearch,
     pub terminal: Terminal,
     pub security: Security,
@@ -488,6 +518,7 @@ impl ProfileConfig {
             disabled_toolsets: Setting::default(Vec::new()),
             tool_output: ToolOutput::defaults(),
             model: Model::defaults(),
+            delegation: Delegation::defaults(),
             tool_search: ToolSearch::defaults(),
             terminal: Terminal::defaults(),
             security: Security::defaults(),
@@ -735,6 +766,7 @@ const ROOT: Table<ProfileConfig> = Table {
             #[cfg(test)]
             declared: |path, _, out| Model::TABLE.declared(path, out),
         },
+        section_key!(ProfileConfig, delegation: Delegation),
         Key {
             name: "tools",
             read: |r, c, key, node| load::read_table(r, c, &TOOLS, key, node),

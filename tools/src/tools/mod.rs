@@ -7,6 +7,7 @@
 //! indexes their tools.
 
 pub mod clarify;
+pub mod delegate_task;
 #[path = "file/tool.rs"]
 pub mod file;
 #[path = "memory/tool.rs"]

@@ -1,0 +1,282 @@
+//! `delegate_task`'s executor: each task a child agent with a session of
+//! its own ([`Session::child_of`]: the parent's interrupt reaches it), the
+//! parent's tools narrowed by its role, this crate's loop against the
+//! parent's endpoint, torn down when it ends.
+//!
+//! Rules, each from the profile's `delegation:` section (read per call):
+//! at most `max_concurrent_children` tasks a call, all run together;
+//! agents `max_spawn_depth` levels below the top one cannot delegate (a
+//! call from one is refused, whatever its tools); a `leaf` child loses
+//! [`LEAF_BLOCKED_TOOLS`], an `orchestrator` child (only with
+//! `orchestrator_enabled`, and only when it may still spawn) keeps
+//! `delegate_task`; a child's tools are never more than its parent's; a
+//! child makes at most `max_iterations` requests and runs at most
+//! `child_timeout_seconds` (0: no limit).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hermes_runtime::config::Delegation as Limits;
+use hermes_runtime::{error_json, AgentLoopExecutor, Registry, ToolContext};
+use hermes_tools::tools::delegate_task::{
+    mark_installed, plan_tasks, Role, TaskSpec, LEAF_BLOCKED_TOOLS,
+};
+use hermes_tools::Session;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::{run, ModelClient, Outcome};
+
+/// The tool's name.
+const TOOL: &str = "delegate_task";
+
+/// A call's arguments, as the tool declares them.
+#[derive(Deserialize)]
+struct Args {
+    goal: Option<String>,
+    context: Option<String>,
+    tasks: Option<Vec<TaskSpec>>,
+    role: Option<Role>,
+}
+
+struct Delegator {
+    registry: &'static Registry,
+    client: ModelClient,
+    /// The toolsets the top-level agent offers: every child's tools come
+    /// from these, narrowed.
+    toolsets: Vec<String>,
+    /// The depth of each live child session (the top level: absent, 0).
+    depths: Mutex<HashMap<String, usize>>,
+}
+
+/// Installs the executor on `registry` (a registry that lives as long as
+/// the process, as an agent's does): children talk to `client`'s endpoint
+/// and start from the tools of `toolsets`. `delegate_task` becomes
+/// available from now on.
+pub fn install(registry: &'static Registry, client: ModelClient, toolsets: Vec<String>) {
+    let delegator = Arc::new(Delegator {
+        registry,
+        client,
+        toolsets,
+        depths: Mutex::new(HashMap::new()),
+    });
+    let executor: AgentLoopExecutor = Arc::new(move |ctx, args| {
+        let d = Arc::clone(&delegator);
+        Box::pin(async move { d.delegate(ctx, args).await })
+    });
+    registry.set_agent_loop_executor(TOOL, executor);
+    mark_installed(registry);
+}
+
+impl Delegator {
+    fn depth_of(&self, ctx: &ToolContext) -> usize {
+        let depths = self.depths.lock().unwrap_or_else(|e| e.into_inner());
+        ctx.session_id()
+            .and_then(|id| depths.get(id).copied())
+            .unwrap_or(0)
+    }
+
+    async fn delegate(self: Arc<Self>, ctx: ToolContext, args: Value) -> String {
+        let limits = ctx.profile().config().delegation.clone();
+        let args: Args = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => return error_json(format!("delegate_task: {e}")),
+        };
+        let depth = self.depth_of(&ctx);
+        if depth >= limits.max_spawn_depth.value {
+            return error_json(format!(
+                "Delegation depth limit reached: this agent is {depth} level(s) below the top \
+                 one and delegation.max_spawn_depth is {}. Do the work here, or raise \
+                 delegation.max_spawn_depth in config.yaml.",
+                limits.max_spawn_depth.value
+            ));
+        }
+        let tasks = match plan_tasks(
+            args.goal,
+            args.context,
+            args.tasks,
+            args.role,
+            limits.max_concurrent_children.value,
+        ) {
+            Ok(t) => t,
+            Err(e) => return error_json(e),
+        };
+        let started = Instant::now();
+        let children: Vec<_> = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, task)| {
+                let d = Arc::clone(&self);
+                let (ctx, limits) = (ctx.clone(), limits.clone());
+                tokio::spawn(async move { d.child(i, task, depth + 1, &ctx, &limits).await })
+            })
+            .collect();
+        let mut results = Vec::with_capacity(children.len());
+        for (i, child) in children.into_iter().enumerate() {
+            results.push(child.await.unwrap_or_else(|e| {
+                json!({"task_index": i, "status": "error", "summary": null,
+                       "error": format!("the child's task failed: {e}")})
+            }));
+        }
+        json!({
+            "results": results,
+            "total_duration_seconds": round2(started.elapsed()),
+        })
+        .to_string()
+    }
+
+    /// The tools a child of `parent` gets.
+    fn tools_of(&self, parent: &ToolContext, role: Role) -> Vec<Value> {
+        let enabled: Vec<&str> = self.toolsets.iter().map(String::as_str).collect();
+        let definitions = self
+            .registry
+            .get_tool_definitions(Some(&enabled), &[], parent.profile())
+            .to_vec();
+        definitions
+            .into_iter()
+            .filter(|t| {
+                let name = t
+                    .pointer("/function/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                let blocked = LEAF_BLOCKED_TOOLS.contains(&name)
+                    && !(role == Role::Orchestrator && name == TOOL);
+                // Never more than the parent has.
+                let parents = parent
+                    .enabled_tools()
+                    .is_none_or(|tools| tools.iter().any(|t| t == name));
+                !blocked && parents
+            })
+            .collect()
+    }
+
+    async fn child(
+        &self,
+        index: usize,
+        task: TaskSpec,
+        depth: usize,
+        parent: &ToolContext,
+        limits: &Limits,
+    ) -> Value {
+        let started = Instant::now();
+        // An orchestrator only where it may still spawn; else a leaf.
+        let role = match task.role.unwrap_or_default() {
+            Role::Orchestrator
+                if limits.orchestrator_enabled.value && depth < limits.max_spawn_depth.value =>
+            {
+                Role::Orchestrator
+            }
+            _ => Role::Leaf,
+        };
+        let definitions = self.tools_of(parent, role);
+        let names: Vec<String> = definitions
+            .iter()
+            .filter_map(|t| t.pointer("/function/name").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        let session = Session::child_of(&parent.clone().with_enabled_tools(names.clone()));
+        let ctx = session.context();
+        self.depths
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(session.id().to_string(), depth);
+        let (tools, _) = self.client.tools_for(&definitions);
+        let mut messages = vec![
+            json!({"role": "system", "content": system_prompt(&task, role, depth, limits)}),
+            json!({"role": "user", "content": task.goal}),
+        ];
+        let mut trace = Vec::new();
+        let conversation = run(
+            &self.client,
+            self.registry,
+            &ctx,
+            &tools,
+            &mut messages,
+            limits.max_iterations.value,
+            |tool, result| {
+                let ok = !result.trim_start().starts_with("{\"error\"");
+                trace.push(json!({"tool": tool, "status": if ok { "ok" } else { "error" }}));
+            },
+        );
+        let outcome = match limits.child_timeout_seconds.value {
+            0 => Some(conversation.await),
+            secs => tokio::time::timeout(Duration::from_secs(secs), conversation)
+                .await
+                .ok(),
+        };
+        // Whatever ran for the child ends with it.
+        ctx.cancellation().cancel();
+        let session_id = session.id().to_string();
+        let _ = tokio::task::spawn_blocking(move || session.end()).await;
+        self.depths
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&session_id);
+        let api_calls = messages.iter().filter(|m| m["role"] == "assistant").count();
+        let (status, exit_reason, summary, error) = match outcome {
+            Some(Ok(Outcome::Answer(text))) => ("completed", "completed", Some(text), None),
+            Some(Ok(Outcome::TurnLimit)) => (
+                "incomplete",
+                "max_iterations",
+                None,
+                Some(format!(
+                    "the child made delegation.max_iterations ({}) requests without finishing",
+                    limits.max_iterations.value
+                )),
+            ),
+            Some(Ok(Outcome::Interrupted)) => ("interrupted", "interrupted", None, None),
+            Some(Err(e)) => ("error", "error", None, Some(e.to_string())),
+            None => (
+                "timeout",
+                "timeout",
+                None,
+                Some(format!(
+                    "the child ran past delegation.child_timeout_seconds ({} s) and was stopped",
+                    limits.child_timeout_seconds.value
+                )),
+            ),
+        };
+        let mut entry = json!({
+            "task_index": index,
+            "status": status,
+            "exit_reason": exit_reason,
+            "summary": summary,
+            "role": role,
+            "api_calls": api_calls,
+            "duration_seconds": round2(started.elapsed()),
+            "tool_trace": trace,
+        });
+        if let Some(error) = error {
+            entry["error"] = Value::String(error);
+        }
+        entry
+    }
+}
+
+fn round2(d: Duration) -> f64 {
+    (d.as_secs_f64() * 100.0).round() / 100.0
+}
+
+/// What a child is told before its task.
+fn system_prompt(task: &TaskSpec, role: Role, depth: usize, limits: &Limits) -> String {
+    let mut prompt = String::from(
+        "You are a subagent working on one delegated task. You know nothing of the \
+         conversation that delegated it beyond what follows. Use your tools to do the \
+         task, then answer with a concise summary of what you did and found: that \
+         summary is all your parent sees.\n",
+    );
+    if let Some(context) = task.context.as_deref().filter(|c| !c.trim().is_empty()) {
+        prompt.push_str("\nContext from your parent:\n");
+        prompt.push_str(context);
+        prompt.push('\n');
+    }
+    if role == Role::Orchestrator {
+        prompt.push_str(&format!(
+            "\nYou may hand parts of the task to subagents of your own with delegate_task \
+             (you are {depth} level(s) below the top agent; delegation stops at {}).\n",
+            limits.max_spawn_depth.value
+        ));
+    }
+    prompt
+}
