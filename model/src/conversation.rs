@@ -2,7 +2,8 @@
 //! each turn's tool calls through `Registry::dispatch_batch` (together
 //! where the tools allow it, results in call order), send the results
 //! back, until the model answers without a tool call, the turn limit, or
-//! an interrupt of the context.
+//! an interrupt of the context. Each turn starts with the background
+//! delegations of the context's session that finished, as messages.
 //!
 //! A call of a registered tool that was not offered this conversation is
 //! answered an error without running: the model can call only what it was
@@ -55,6 +56,12 @@ pub async fn run(
         if cancel.is_cancelled() {
             return Ok(Outcome::Interrupted);
         }
+        // Background delegations that finished come back as messages.
+        messages.extend(
+            crate::delegation::completions(ctx)
+                .iter()
+                .map(crate::delegation::Completion::message),
+        );
         let message = tokio::select! {
             m = client.chat(messages, tools) => m?,
             () = cancel.cancelled() => return Ok(Outcome::Interrupted),

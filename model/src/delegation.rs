@@ -13,12 +13,13 @@
 //! child makes at most `max_iterations` requests and runs at most
 //! `child_timeout_seconds` (0: no limit).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use hermes_runtime::config::Delegation as Limits;
-use hermes_runtime::{error_json, AgentLoopExecutor, Registry, ToolContext};
+use hermes_runtime::{error_json, AgentLoopExecutor, Cancellation, Registry, ToolContext};
 use hermes_tools::tools::delegate_task::{
     mark_installed, plan_tasks, Role, TaskSpec, LEAF_BLOCKED_TOOLS,
 };
@@ -38,6 +39,77 @@ struct Args {
     context: Option<String>,
     tasks: Option<Vec<TaskSpec>>,
     role: Option<Role>,
+    background: Option<bool>,
+}
+
+/// Cancels its signal when dropped.
+struct CancelOnDrop(Cancellation);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A background delegation that finished: what a call without
+/// `background` would have answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The id the call answered at once.
+    pub delegation_id: String,
+    /// `{"results": [...], "total_duration_seconds": ...}`.
+    pub result: Value,
+}
+
+impl Completion {
+    /// The message that brings it into the parent's conversation.
+    pub fn message(&self) -> Value {
+        json!({"role": "user", "content": format!(
+            "[Background delegation {} finished] {}", self.delegation_id, self.result)})
+    }
+}
+
+/// Completions kept per parent session until drained (the oldest dropped past it).
+pub const MAX_QUEUED_COMPLETIONS: usize = 64;
+
+type Queues = HashMap<String, VecDeque<Completion>>;
+
+fn queues() -> &'static Mutex<Queues> {
+    static QUEUES: OnceLock<Mutex<Queues>> = OnceLock::new();
+    QUEUES.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Whose queue a call's completions go to: its session, else its task.
+fn queue_key(ctx: &ToolContext) -> &str {
+    ctx.session_id().or(ctx.task_id()).unwrap_or_default()
+}
+
+fn push_completion(key: &str, completion: Completion) {
+    let mut queues = queues().lock().unwrap_or_else(|e| e.into_inner());
+    let queue = queues.entry(key.to_string()).or_default();
+    if queue.len() >= MAX_QUEUED_COMPLETIONS {
+        queue.pop_front();
+    }
+    queue.push_back(completion);
+}
+
+/// The background delegations of `ctx`'s session that finished since the
+/// last drain, oldest first. [`crate::run`] drains them at the start of
+/// every turn and adds each as a message.
+pub fn completions(ctx: &ToolContext) -> Vec<Completion> {
+    let mut queues = queues().lock().unwrap_or_else(|e| e.into_inner());
+    queues
+        .remove(queue_key(ctx))
+        .map(Vec::from)
+        .unwrap_or_default()
+}
+
+/// How many finished background delegations of `ctx`'s session wait.
+pub fn queued(ctx: &ToolContext) -> usize {
+    let queues = queues().lock().unwrap_or_else(|e| e.into_inner());
+    queues.get(queue_key(ctx)).map_or(0, VecDeque::len)
 }
 
 struct Delegator {
@@ -102,12 +174,57 @@ impl Delegator {
             Ok(t) => t,
             Err(e) => return error_json(e),
         };
+        if args.background == Some(true) {
+            let id = format!("delegation-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+            let key = queue_key(&ctx).to_string();
+            let count = tasks.len();
+            let (d, delegation_id) = (Arc::clone(&self), id.clone());
+            // Not stopped when the call ends: the parent's interrupt (its
+            // session's cancellation) still reaches every child.
+            tokio::spawn(async move {
+                let result = d.run_children(tasks, depth, &ctx, &limits).await;
+                push_completion(
+                    &key,
+                    Completion {
+                        delegation_id,
+                        result,
+                    },
+                );
+            });
+            return json!({
+                "status": "dispatched",
+                "delegation_id": id,
+                "tasks": count,
+                "note": "The children run in the background; their results arrive as a message \
+                         when every one of them has finished.",
+            })
+            .to_string();
+        }
+        // The children end with the call: a call that times out or is
+        // dropped stops them.
+        let stop = ctx.cancellation().child();
+        let _stop_on_drop = CancelOnDrop(stop.clone());
+        let ctx = ctx.with_cancellation(stop);
+        self.run_children(tasks, depth, &ctx, &limits)
+            .await
+            .to_string()
+    }
+
+    /// Runs `tasks` as children of `ctx`'s agent (at `depth`), together,
+    /// and answers their results in task order.
+    async fn run_children(
+        self: &Arc<Self>,
+        tasks: Vec<TaskSpec>,
+        depth: usize,
+        ctx: &ToolContext,
+        limits: &Limits,
+    ) -> Value {
         let started = Instant::now();
         let children: Vec<_> = tasks
             .into_iter()
             .enumerate()
             .map(|(i, task)| {
-                let d = Arc::clone(&self);
+                let d = Arc::clone(self);
                 let (ctx, limits) = (ctx.clone(), limits.clone());
                 tokio::spawn(async move { d.child(i, task, depth + 1, &ctx, &limits).await })
             })
@@ -123,7 +240,6 @@ impl Delegator {
             "results": results,
             "total_duration_seconds": round2(started.elapsed()),
         })
-        .to_string()
     }
 
     /// The tools a child of `parent` gets.

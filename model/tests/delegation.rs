@@ -41,6 +41,8 @@ fn last_result(body: &Value) -> Value {
 }
 
 struct World {
+    /// One runtime for the whole test: background children outlive a call.
+    rt: tokio::runtime::Runtime,
     _home: tempfile::TempDir,
     work: tempfile::TempDir,
     profile: Profile,
@@ -67,6 +69,7 @@ fn world(config: &str, url: &str) -> World {
         TOOLSETS.iter().map(|s| s.to_string()).collect(),
     );
     World {
+        rt: runtime(),
         _home: home,
         work,
         profile,
@@ -88,7 +91,7 @@ impl World {
             .to_vec();
         let (tools, _) = self.client.tools_for(&definitions);
         let mut messages = vec![json!({"role": "user", "content": prompt})];
-        runtime()
+        self.rt
             .block_on(run(
                 &self.client,
                 self.registry,
@@ -285,15 +288,14 @@ fn a_child_past_its_timeout_is_stopped() {
     let (url, _seen) = serve(|body| match who(body) {
         (p, 0) if p == "parent" => call("d1", "delegate_task", json!({"goal": "slow"})),
         (p, _) if p == "parent" => answer("done"),
-        _ => Reply::After(Duration::from_secs(8), Box::new(answer("too late"))),
+        _ => Reply::After(Duration::from_secs(4), Box::new(answer("too late"))),
     });
     let w = world("delegation:\n  child_timeout_seconds: 1\n", &url);
     let ctx = w.ctx();
-    let result = runtime().block_on(w.registry.dispatch(
-        "delegate_task",
-        json!({"goal": "slow"}),
-        &ctx,
-    ));
+    let result = w.rt.block_on(
+        w.registry
+            .dispatch("delegate_task", json!({"goal": "slow"}), &ctx),
+    );
     let r: Value = serde_json::from_str(&result).unwrap();
     let entry = &r["results"][0];
     assert_eq!(entry["status"], "timeout", "{r}");
@@ -306,7 +308,7 @@ fn a_child_past_its_timeout_is_stopped() {
 
 #[test]
 fn the_parent_s_interrupt_reaches_every_child() {
-    let (url, seen) = serve(|_| Reply::After(Duration::from_secs(20), Box::new(answer("late"))));
+    let (url, seen) = serve(|_| Reply::After(Duration::from_secs(6), Box::new(answer("late"))));
     let w = world("", &url);
     let stop = Cancellation::new();
     let ctx = w.ctx().with_cancellation(stop.clone());
@@ -322,7 +324,7 @@ fn the_parent_s_interrupt_reaches_every_child() {
         stop.cancel();
         asked
     });
-    let result = runtime().block_on(w.registry.dispatch(
+    let result = w.rt.block_on(w.registry.dispatch(
         "delegate_task",
         json!({"tasks": [{"goal": "one"}, {"goal": "two"}]}),
         &ctx,
@@ -345,4 +347,66 @@ fn a_registry_without_the_executor_refuses_the_call() {
     let result = runtime().block_on(registry.dispatch("delegate_task", json!({"goal": "x"}), &ctx));
     let r: Value = serde_json::from_str(&result).unwrap();
     assert!(r["error"].as_str().unwrap().contains("agent loop"), "{r}");
+}
+
+#[test]
+fn a_background_delegation_comes_back_as_a_message() {
+    let (url, seen) = serve(|body| {
+        let messages = body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap();
+        match who(body) {
+            (p, 0) if p == "parent" && last["role"] == "user" && messages.len() == 1 => call(
+                "d1",
+                "delegate_task",
+                json!({"goal": "in the background", "background": true}),
+            ),
+            (p, _) if p == "parent" => {
+                let text = last["content"].as_str().unwrap_or_default();
+                if text.contains("Background delegation") {
+                    answer("got the results")
+                } else {
+                    answer("carrying on")
+                }
+            }
+            _ => answer("background work done"),
+        }
+    });
+    let w = world("", &url);
+    let session = hermes_tools::Session::new(w.profile.clone(), w.work.path());
+    let ctx = session.context();
+    // The call answers at once; the parent goes on.
+    assert_eq!(
+        w.converse("start", &ctx),
+        Outcome::Answer("carrying on".into())
+    );
+    let seen_first: Vec<Seen> = seen.try_iter().collect();
+    let dispatched = seen_first
+        .iter()
+        .find(|s| who(&s.body) == ("parent".into(), 1))
+        .unwrap();
+    let d = last_result(&dispatched.body);
+    assert_eq!(d["status"], "dispatched", "{d}");
+    let id = d["delegation_id"].as_str().unwrap().to_string();
+    // Its completion waits for the session's next turn.
+    let mut waited = 0;
+    while delegation::queued(&ctx) == 0 && waited < 200 {
+        std::thread::sleep(Duration::from_millis(50));
+        waited += 1;
+    }
+    assert_eq!(delegation::queued(&ctx), 1);
+    assert_eq!(
+        w.converse("anything new?", &ctx),
+        Outcome::Answer("got the results".into())
+    );
+    let next: Vec<Seen> = seen.try_iter().collect();
+    let parent = next.iter().find(|s| who(&s.body).0 == "parent").unwrap();
+    let text = parent.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        text.contains(&id) && text.contains("background work done"),
+        "{text}"
+    );
+    assert_eq!(delegation::queued(&ctx), 0);
 }

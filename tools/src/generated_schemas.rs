@@ -49,7 +49,7 @@ static SCHEMA_0: &str = r#"{
 static SCHEMA_1: &str = r#"{
   "properties": {
     "background": {
-      "description": "Accepted for compatibility and ignored: the call answers when its children have finished.",
+      "description": "true: answer at once with a delegation id and keep working; the results arrive as a message when every child has finished. Default: wait for them.",
       "type": "boolean"
     },
     "context": {

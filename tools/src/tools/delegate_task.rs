@@ -132,8 +132,9 @@ pub fn delegate_task(
     /// `leaf` (default): the child cannot delegate further; `orchestrator`:
     /// it may, within delegation.max_spawn_depth.
     role: Option<Role>,
-    /// Accepted for compatibility and ignored: the call answers when its
-    /// children have finished.
+    /// true: answer at once with a delegation id and keep working; the
+    /// results arrive as a message when every child has finished.
+    /// Default: wait for them.
     background: Option<bool>,
 ) -> Result<String, String> {
     let _ = (goal, context, tasks, role, background);
