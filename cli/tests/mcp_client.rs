@@ -863,3 +863,49 @@ fn https_server_with_its_own_ca() {
         "the cause is named: {roots:?}"
     );
 }
+
+/// Images reach the embedder as media when it asks (`pass_media`), not
+/// files; `dispatch` answers a note naming them.
+#[test]
+fn media_pass_through() {
+    use base64::Engine;
+    let f = Fixture::new(&stdio_entry("media", ""), "");
+    let clients = start(&f);
+    assert_eq!(status_of(&clients, "media").state, State::Connected);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = hermes_runtime::ToolContext::new(f.profile.clone(), f.dir.path());
+
+    clients.pass_media(true);
+    let c = runtime.block_on(
+        f.registry
+            .dispatch_content("mcp__media__image", json!({}), &ctx),
+    );
+    assert_eq!(c.media.len(), 1, "{c:?}");
+    let image = &c.media[0];
+    assert_eq!(image.kind, hermes_runtime::MediaKind::Image);
+    assert_eq!(image.mime_type, "image/png");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .unwrap();
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    png.extend([0u8; 16]);
+    assert_eq!(bytes, png);
+    let text: Value = serde_json::from_str(&c.text).unwrap();
+    assert_eq!(text["result"], "a picture", "{}", c.text);
+    assert!(
+        !f.dir.path().join("cache/images").exists(),
+        "nothing cached"
+    );
+    // A caller of `dispatch` gets the text and a note.
+    let r = f.call("mcp__media__image", json!({}));
+    assert!(
+        r["media_note"]
+            .as_str()
+            .unwrap()
+            .contains("image/png, 24 bytes"),
+        "{r}"
+    );
+}

@@ -131,6 +131,7 @@ pub struct McpClients {
     runtime: Option<tokio::runtime::Runtime>,
     scope: Arc<Scope>,
     invalid: Vec<ServerStatus>,
+    pass_media: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The started servers of one profile, ended once: by dropping their
@@ -212,6 +213,9 @@ struct Server {
     first_done: watch::Sender<bool>,
     /// Set when the servers are ended ([`Scope::end`]).
     stop: watch::Receiver<bool>,
+    /// Images and audio of results go to the caller as media
+    /// ([`McpClients::pass_media`]) instead of files under the cache.
+    pass_media: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Held while a server's tools are named and registered ([`Server::register`]).
@@ -296,6 +300,7 @@ impl McpClients {
         let base_env = ChildEnv::for_profile(profile);
         let mut servers = Vec::new();
         let mut invalid = Vec::new();
+        let pass_media = Arc::new(std::sync::atomic::AtomicBool::new(false));
         // Entries the loader refused: shown with their first error.
         for d in &config.diagnostics {
             if d.severity != Severity::Error {
@@ -337,6 +342,7 @@ impl McpClients {
                 registry,
                 runtime.handle().clone(),
                 stop.subscribe(),
+                Arc::clone(&pass_media),
             ));
             if entry.enabled {
                 runtime.spawn(supervise(Arc::clone(&server), stop.subscribe()));
@@ -356,7 +362,19 @@ impl McpClients {
             runtime: Some(runtime),
             scope,
             invalid,
+            pass_media,
         })
+    }
+
+    /// With `true`, an image or audio block of a tool's result (within
+    /// [`hermes_runtime::content::MAX_MEDIA_BYTES`]) reaches the caller as
+    /// media of the result (`Registry::dispatch_content`, `serve --mcp`'s
+    /// image blocks) instead of a file under the profile's `cache/` named
+    /// `MEDIA:<path>`; `dispatch` then names it in a note. Off by default.
+    /// Applies to the calls that start after it.
+    pub fn pass_media(&self, on: bool) {
+        self.pass_media
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Waits until every server's first attempt is over (each bounded by its
@@ -486,6 +504,7 @@ impl Server {
         registry: &'static Registry,
         handle: tokio::runtime::Handle,
         stop: watch::Receiver<bool>,
+        pass_media: Arc<std::sync::atomic::AtomicBool>,
     ) -> Self {
         let fill = |s: &String| interpolate(s, secrets);
         let transport = match &entry.transport {
@@ -545,6 +564,7 @@ impl Server {
             relist: Arc::new(Notify::new()),
             first_done,
             stop,
+            pass_media,
         }
     }
 
@@ -888,7 +908,10 @@ impl Server {
                     }
                     let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
                     let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
-                    Ok(render::call_result(&value, &self.name, &self.home))
+                    let pass_media = self.pass_media.load(std::sync::atomic::Ordering::Relaxed);
+                    Ok(render::call_result(
+                        &value, &self.name, &self.home, pass_media,
+                    ))
                 }
                 Call::ListResources => self.list_resources(&peer).await,
                 Call::ReadResource => {

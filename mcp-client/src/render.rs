@@ -12,6 +12,10 @@
 //!   `{"result": TEXT, "structuredContent": S}` (`{"result": S}` when there
 //!   is no text).
 //!
+//! With `pass_media` (`McpClients::pass_media`), image and audio blocks
+//! are not saved: they become the media of a
+//! [`ToolContent`] result, whose text is the rest rendered as above.
+//!
 //! The result is read as plain JSON (the wire form), so a block of a type
 //! this version does not know is skipped rather than failing the call.
 
@@ -19,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use base64::Engine;
+use hermes_runtime::content::{Media, MediaKind, ToolContent};
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -49,7 +54,11 @@ pub fn error(message: &str) -> String {
 }
 
 /// Renders a `tools/call` result (its JSON form); see the module docs.
-pub fn call_result(result: &Value, server: &str, home: &Path) -> String {
+/// With `pass_media`, image and audio blocks within
+/// [`MAX_PASSED_BYTES`] become media of a
+/// [`ToolContent`] result (its text the rendering of the other blocks)
+/// instead of files.
+pub fn call_result(result: &Value, server: &str, home: &Path, pass_media: bool) -> String {
     let blocks = result
         .get("content")
         .and_then(Value::as_array)
@@ -68,8 +77,10 @@ pub fn call_result(result: &Value, server: &str, home: &Path) -> String {
         }
         return error(&text);
     }
+    let mut media = Vec::new();
     let parts: Vec<String> = blocks
         .iter()
+        .filter(|b| !(pass_media && passed(b, &mut media)))
         .map(|b| block(b, server, home))
         .filter(|p| !p.is_empty())
         .collect();
@@ -81,7 +92,42 @@ pub fn call_result(result: &Value, server: &str, home: &Path) -> String {
         Some(s) if !s.is_null() => json!({ "result": s }),
         _ => json!({ "result": text }),
     };
-    out.to_string()
+    ToolContent {
+        text: out.to_string(),
+        media,
+    }
+    .into_result()
+}
+
+/// The most bytes an image or audio block passed through may have (a larger
+/// one is saved to the cache as without `pass_media`).
+pub const MAX_PASSED_BYTES: usize = hermes_runtime::content::MAX_MEDIA_BYTES;
+
+/// Takes an image or audio block of its kind's MIME type and within
+/// [`MAX_PASSED_BYTES`] into `media`; `false` for any other block.
+fn passed(b: &Value, media: &mut Vec<Media>) -> bool {
+    let kind = match str_of(b, "type") {
+        "image" => MediaKind::Image,
+        "audio" => MediaKind::Audio,
+        _ => return false,
+    };
+    let data = str_of(b, "data").trim();
+    let mime = str_of(b, "mimeType");
+    let item = Media {
+        kind,
+        mime_type: mime.to_string(),
+        data: data.to_string(),
+    };
+    let prefix = if kind == MediaKind::Image {
+        "image/"
+    } else {
+        "audio/"
+    };
+    if data.is_empty() || !mime.starts_with(prefix) || item.byte_len() > MAX_PASSED_BYTES {
+        return false;
+    }
+    media.push(item);
+    true
 }
 
 fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -297,24 +343,27 @@ mod tests {
     fn text_structured_and_errors() {
         let home = Path::new("/nonexistent");
         let r = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]});
-        assert_eq!(call_result(&r, "s", home), r#"{"result":"a\nb"}"#);
+        assert_eq!(call_result(&r, "s", home, false), r#"{"result":"a\nb"}"#);
         let r = json!({"content": [], "structuredContent": {"n": 1}});
-        assert_eq!(call_result(&r, "s", home), r#"{"result":{"n":1}}"#);
+        assert_eq!(call_result(&r, "s", home, false), r#"{"result":{"n":1}}"#);
         let r = json!({"content": [{"type": "text", "text": "t"}], "structuredContent": {"n": 1}});
         assert_eq!(
-            call_result(&r, "s", home),
+            call_result(&r, "s", home, false),
             r#"{"result":"t","structuredContent":{"n":1}}"#
         );
         let r = json!({"isError": true, "content": [{"type": "text", "text": "bad key=123"}]});
-        assert_eq!(call_result(&r, "s", home), r#"{"error":"bad [REDACTED]"}"#);
+        assert_eq!(
+            call_result(&r, "s", home, false),
+            r#"{"error":"bad [REDACTED]"}"#
+        );
         let r = json!({"isError": true, "content": []});
         assert_eq!(
-            call_result(&r, "s", home),
+            call_result(&r, "s", home, false),
             r#"{"error":"MCP tool returned an error"}"#
         );
         let r = json!({"content": [{"type": "resource_link", "uri": "file:///x", "name": "x"}]});
         assert_eq!(
-            call_result(&r, "my-s", home),
+            call_result(&r, "my-s", home, false),
             r#"{"result":"[MCP resource link: uri=file:///x, name=x — fetch it with mcp__my_s__read_resource]"}"#
         );
     }
@@ -325,7 +374,7 @@ mod tests {
         let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\nrest");
         let r = json!({"content": [{"type": "image", "data": png, "mimeType": "image/png"},
                                    {"type": "image", "data": "bm90IGFuIGltYWdl", "mimeType": "image/png"}]});
-        let out: Value = serde_json::from_str(&call_result(&r, "s", dir.path()))
+        let out: Value = serde_json::from_str(&call_result(&r, "s", dir.path(), false))
             .unwrap_or_else(|e| panic!("{e}"));
         let text = out["result"].as_str().unwrap_or_default();
         let path = text

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use hermes_procs::notify::ProcessNotification;
 use hermes_runtime::dialect::{rewrite, Dialect};
-use hermes_runtime::{error_json, is_error_result, Registry, ToolContext};
+use hermes_runtime::{error_json, is_error_result, MediaKind, Registry, ToolContent, ToolContext};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -239,14 +239,15 @@ impl HermesServer {
         ));
     }
 
-    /// Calls `name` if this server exposes it; every answer is a JSON string.
+    /// Calls `name` if this server exposes it; every answer is a JSON
+    /// string, with the images and audio of a content result beside it.
     async fn call(
         &self,
         name: &str,
         args: Value,
         call_id: String,
         peer: &rmcp::service::Peer<RoleServer>,
-    ) -> String {
+    ) -> ToolContent {
         let exposed: BTreeSet<String> = self
             .definitions_raw()
             .names()
@@ -264,9 +265,9 @@ impl HermesServer {
         if !exposed.contains(name) {
             // Not offered here (another toolset, an agent-loop or bridge
             // tool, or no tool at all): never dispatched.
-            return self.registry.unknown_tool(name, &ctx);
+            return ToolContent::text(self.registry.unknown_tool(name, &ctx));
         }
-        self.registry.dispatch(name, args, &ctx).await
+        self.registry.dispatch_content(name, args, &ctx).await
     }
 }
 
@@ -297,8 +298,13 @@ impl HermesServer {
 /// MCP client wraps that text in its own error form; a JSON document here
 /// would reach its model wrapped twice). A success is the JSON unchanged;
 /// for a tool with an `outputSchema` (`structured`), the same document as
-/// `structuredContent` too, when it is an object.
-fn to_call_result(result: String, structured: bool) -> CallToolResult {
+/// `structuredContent` too, when it is an object. The images and audio of a
+/// content result follow the text as image and audio blocks.
+fn to_call_result(result: ToolContent, structured: bool) -> CallToolResult {
+    let ToolContent {
+        text: result,
+        media,
+    } = result;
     if is_error_result(&result) {
         let message = match serde_json::from_str::<Value>(&result) {
             Ok(Value::Object(mut map)) => match map.remove("error") {
@@ -313,7 +319,12 @@ fn to_call_result(result: String, structured: bool) -> CallToolResult {
             .then(|| serde_json::from_str::<Value>(&result).ok())
             .flatten()
             .filter(Value::is_object);
-        let mut answer = CallToolResult::success(vec![ContentBlock::text(result)]);
+        let mut blocks = vec![ContentBlock::text(result)];
+        blocks.extend(media.into_iter().map(|m| match m.kind {
+            MediaKind::Image => ContentBlock::image(m.data, m.mime_type),
+            _ => ContentBlock::audio(m.data, m.mime_type),
+        }));
+        let mut answer = CallToolResult::success(blocks);
         answer.structured_content = value;
         answer
     }
@@ -365,12 +376,12 @@ impl ServerHandler for HermesServer {
         let call = self.call(&request.name, args, context.id.to_string(), &context.peer);
         let result = tokio::select! {
             result = call => result,
-            () = context.ct.cancelled() => error_json(format!(
+            () = context.ct.cancelled() => ToolContent::text(error_json(format!(
                 "Tool '{}' was cancelled by the client", request.name
-            )),
+            ))),
         };
         if request.name == "terminal" {
-            self.watch(&result, &context.peer);
+            self.watch(&result.text, &context.peer);
         }
         let structured = self
             .registry

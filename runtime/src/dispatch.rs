@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::blocking::BlockingWork;
 use crate::cap::cap_or_store;
 use crate::catch::{panic_message, CatchUnwind};
+use crate::content::{self, is_content_result, text_only, ToolContent};
 use crate::disclosure::{BRIDGE_TOOLS, TOOL_CALL};
 use crate::entry::HandlerFuture;
 use crate::hooks::{
@@ -36,8 +37,45 @@ use crate::{error_json, is_error_result, Registry, ToolContext};
 
 impl Registry {
     /// Calls the tool `name` with the raw JSON text the model sent.
-    /// Malformed JSON is an error result, like every other failure.
+    /// Malformed JSON is an error result, like every other failure. A
+    /// result with media is answered as text with a note naming the media
+    /// ([`ToolContent::to_text`]); [`Registry::dispatch_json_content`]
+    /// answers the media too.
     pub async fn dispatch_json(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
+        text_only(self.dispatch_json_any(name, raw_args, ctx).await)
+    }
+
+    /// [`Registry::dispatch_json`] answering the whole result: text and
+    /// media (images, audio; see [`crate::content`]).
+    pub async fn dispatch_json_content(
+        &self,
+        name: &str,
+        raw_args: &str,
+        ctx: &ToolContext,
+    ) -> ToolContent {
+        ToolContent::from_result(self.dispatch_json_any(name, raw_args, ctx).await)
+    }
+
+    /// [`Registry::dispatch`] answering the whole result: text and media.
+    pub async fn dispatch_content(
+        &self,
+        name: &str,
+        args: Value,
+        ctx: &ToolContext,
+    ) -> ToolContent {
+        ToolContent::from_result(self.dispatch_any(name, args, ctx).await)
+    }
+
+    /// Calls the tool `name`. Always returns a JSON string for the model;
+    /// a result with media as text with a note naming the media
+    /// ([`ToolContent::to_text`]; [`Registry::dispatch_content`] answers
+    /// the media too).
+    pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
+        text_only(self.dispatch_any(name, args, ctx).await)
+    }
+
+    /// `dispatch_json`, a content result left as its envelope.
+    async fn dispatch_json_any(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
         // The direct path needs no trimming: it takes text that starts
         // with `{`, and the decode allows trailing white space.
         if let Some(call) = self.start_direct(name, raw_args, ctx) {
@@ -64,11 +102,11 @@ impl Registry {
                 }
             }
         };
-        self.dispatch(name, args, ctx).await
+        self.dispatch_any(name, args, ctx).await
     }
 
-    /// Calls the tool `name`. Always returns a JSON string for the model.
-    pub async fn dispatch(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
+    /// `dispatch`, a content result left as its envelope.
+    async fn dispatch_any(&self, name: &str, args: Value, ctx: &ToolContext) -> String {
         let tool = self.tool(name);
         let agent_loop = AGENT_LOOP_TOOLS.contains(&name);
         if tool.is_none() && !agent_loop {
@@ -157,7 +195,7 @@ impl Registry {
             return self.bridge_answer(name, &args, ctx);
         }
         match self.bridge_target(&args, ctx) {
-            Ok((real, arguments)) => Box::pin(self.dispatch(&real, arguments, ctx)).await,
+            Ok((real, arguments)) => Box::pin(self.dispatch_any(&real, arguments, ctx)).await,
             Err(error) => error,
         }
     }
@@ -370,6 +408,12 @@ fn settle(
         // The cap is for what the tool produced, not the runtime's own
         // errors; what it cuts is kept under the profile's home.
         Ok(Ok(result)) => {
+            if is_content_result(&result) {
+                return content::settle(result, |text| {
+                    let cap = limits.cap_for(text.len(), ctx);
+                    cap_or_store(text, cap, name, ctx)
+                });
+            }
             let cap = limits.cap_for(result.len(), ctx);
             cap_or_store(result, cap, name, ctx)
         }

@@ -11,6 +11,7 @@ pub mod batch;
 pub mod blocking;
 pub mod cancel;
 pub mod config;
+pub mod content;
 pub mod context;
 pub mod definitions;
 pub mod dialect;
@@ -46,6 +47,7 @@ pub use cap::{CUT_KEY, CUT_MARKER};
 // compiled form `CoercionPlan`, which dispatch applies before each call.
 pub use batch::{BatchCall, BatchResults, BatchResultsIter};
 pub use coerce::{coerce_args, CoercionPlan};
+pub use content::{Media, MediaKind, ResultForm, ToolContent};
 pub use context::{Profile, ToolContext};
 pub use effects::{Concurrency, ToolEffects};
 pub use entry::{Handler, HandlerFuture, ParamInfo, ToolEntry};

@@ -31,14 +31,18 @@ impl<T: Serialize> ToolOutput for T {}
 pub const fn assert_param<T: ToolParam>() {}
 
 /// Ok value → the JSON string the model sees. A `String` that already holds
-/// a JSON document is passed through unchanged.
+/// a JSON document is passed through unchanged (unless it is a content
+/// envelope: only a [`ToolContent`](crate::ToolContent) value makes one).
 pub fn output_value<T: ToolOutput>(value: T) -> String {
     match serde_json::to_string(&value) {
         Ok(json) => {
             // A string result: pass it through when it is itself a JSON document.
             if json.starts_with('"') {
                 if let Ok(inner) = serde_json::from_str::<String>(&json) {
-                    if serde_json::from_str::<serde::de::IgnoredAny>(&inner).is_ok() {
+                    // Not a content envelope: only a `ToolContent` makes one.
+                    if serde_json::from_str::<serde::de::IgnoredAny>(&inner).is_ok()
+                        && !crate::content::is_content_result(&inner)
+                    {
                         return inner;
                     }
                 }

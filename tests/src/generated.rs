@@ -5,46 +5,47 @@
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::__private::StaticTools =
     ::hermes_runtime::__private::phf::Map {
-        key: 16263683158343804936,
-        disps: &[(6, 11), (0, 10), (0, 0), (0, 0), (0, 3), (0, 2)],
+        key: 16287231350648472473,
+        disps: &[(0, 6), (0, 0), (0, 7), (0, 0), (13, 9), (0, 0)],
         entries: &[
+            ("maybe_fail", &crate::tools::edges::__HERMES_TOOL_maybe_fail),
+            ("raw_string", &crate::tools::edges::__HERMES_TOOL_raw_string),
+            ("sleepy", &crate::tools::edges::__HERMES_TOOL_sleepy),
+            ("echo", &crate::tools::edges::__HERMES_TOOL_echo),
+            ("show_image", &crate::tools::media::__HERMES_TOOL_show_image),
+            (
+                "notes_write",
+                &crate::tools::gated::__HERMES_TOOL_notes_write,
+            ),
+            ("typed_echo", &crate::tools::typed::__HERMES_TOOL_typed_echo),
+            (
+                "range_async",
+                &crate::tools::typed::__HERMES_TOOL_range_async,
+            ),
             (
                 "block_thread",
                 &crate::tools::edges::__HERMES_TOOL_block_thread,
             ),
             (
+                "gated_search",
+                &crate::tools::gated::__HERMES_TOOL_gated_search,
+            ),
+            ("panic_sync", &crate::tools::edges::__HERMES_TOOL_panic_sync),
+            ("whoami", &crate::tools::edges::__HERMES_TOOL_whoami),
+            (
                 "constrained",
                 &crate::tools::constrained::__HERMES_TOOL_constrained,
             ),
-            ("typed_echo", &crate::tools::typed::__HERMES_TOOL_typed_echo),
-            ("notes_read", &crate::tools::gated::__HERMES_TOOL_notes_read),
-            (
-                "gated_fetch",
-                &crate::tools::gated::__HERMES_TOOL_gated_fetch,
-            ),
-            ("range", &crate::tools::edges::__HERMES_TOOL_range),
-            ("maybe_fail", &crate::tools::edges::__HERMES_TOOL_maybe_fail),
             (
                 "panic_async",
                 &crate::tools::edges::__HERMES_TOOL_panic_async,
             ),
             (
-                "gated_search",
-                &crate::tools::gated::__HERMES_TOOL_gated_search,
+                "gated_fetch",
+                &crate::tools::gated::__HERMES_TOOL_gated_fetch,
             ),
-            ("sleepy", &crate::tools::edges::__HERMES_TOOL_sleepy),
-            (
-                "range_async",
-                &crate::tools::typed::__HERMES_TOOL_range_async,
-            ),
-            ("panic_sync", &crate::tools::edges::__HERMES_TOOL_panic_sync),
-            ("echo", &crate::tools::edges::__HERMES_TOOL_echo),
-            ("raw_string", &crate::tools::edges::__HERMES_TOOL_raw_string),
-            (
-                "notes_write",
-                &crate::tools::gated::__HERMES_TOOL_notes_write,
-            ),
-            ("whoami", &crate::tools::edges::__HERMES_TOOL_whoami),
+            ("range", &crate::tools::edges::__HERMES_TOOL_range),
+            ("notes_read", &crate::tools::gated::__HERMES_TOOL_notes_read),
         ],
     };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
@@ -79,6 +80,9 @@ pub fn find_tool(
             }
             "raw_string" => {
                 ::core::option::Option::Some(&crate::tools::edges::__HERMES_TOOL_raw_string)
+            }
+            "show_image" => {
+                ::core::option::Option::Some(&crate::tools::media::__HERMES_TOOL_show_image)
             }
             "typed_echo" => {
                 ::core::option::Option::Some(&crate::tools::typed::__HERMES_TOOL_typed_echo)
@@ -145,6 +149,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "range",
                     "range_async",
                     "raw_string",
+                    "show_image",
                     "sleepy",
                     "typed_echo",
                     "whoami",

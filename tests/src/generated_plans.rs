@@ -5,25 +5,26 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::__private::StaticPlans =
     ::hermes_runtime::__private::phf::Map {
-        key: 16263683158343804936,
-        disps: &[(6, 11), (0, 10), (0, 0), (0, 0), (0, 3), (0, 2)],
+        key: 16287231350648472473,
+        disps: &[(0, 6), (0, 0), (0, 7), (0, 0), (13, 9), (0, 0)],
         entries: &[
+            ("maybe_fail", &PLAN_5),
+            ("raw_string", &PLAN_12),
+            ("sleepy", &PLAN_14),
+            ("echo", &PLAN_2),
+            ("show_image", &PLAN_13),
+            ("notes_write", &PLAN_7),
+            ("typed_echo", &PLAN_15),
+            ("range_async", &PLAN_11),
             ("block_thread", &PLAN_0),
+            ("gated_search", &PLAN_4),
+            ("panic_sync", &PLAN_9),
+            ("whoami", &PLAN_16),
             ("constrained", &PLAN_1),
-            ("typed_echo", &PLAN_14),
-            ("notes_read", &PLAN_6),
+            ("panic_async", &PLAN_8),
             ("gated_fetch", &PLAN_3),
             ("range", &PLAN_10),
-            ("maybe_fail", &PLAN_5),
-            ("panic_async", &PLAN_8),
-            ("gated_search", &PLAN_4),
-            ("sleepy", &PLAN_13),
-            ("range_async", &PLAN_11),
-            ("panic_sync", &PLAN_9),
-            ("echo", &PLAN_2),
-            ("raw_string", &PLAN_12),
-            ("notes_write", &PLAN_7),
-            ("whoami", &PLAN_15),
+            ("notes_read", &PLAN_6),
         ],
     };
 
@@ -150,8 +151,11 @@ static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
 /// `raw_string`
 static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `sleepy`
+/// `show_image`
 static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(&[]);
+/// `sleepy`
+static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -163,7 +167,7 @@ static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `typed_echo`
-static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_15: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -207,5 +211,5 @@ static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `whoami`
-static PLAN_15: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_16: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);

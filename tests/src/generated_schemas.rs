@@ -5,25 +5,26 @@
 /// Tool name → its `parameters` schema, as JSON text.
 pub static SCHEMAS: ::hermes_runtime::__private::StaticSchemas =
     ::hermes_runtime::__private::phf::Map {
-        key: 16263683158343804936,
-        disps: &[(6, 11), (0, 10), (0, 0), (0, 0), (0, 3), (0, 2)],
+        key: 16287231350648472473,
+        disps: &[(0, 6), (0, 0), (0, 7), (0, 0), (13, 9), (0, 0)],
         entries: &[
+            ("maybe_fail", SCHEMA_5),
+            ("raw_string", SCHEMA_12),
+            ("sleepy", SCHEMA_14),
+            ("echo", SCHEMA_2),
+            ("show_image", SCHEMA_13),
+            ("notes_write", SCHEMA_7),
+            ("typed_echo", SCHEMA_15),
+            ("range_async", SCHEMA_11),
             ("block_thread", SCHEMA_0),
+            ("gated_search", SCHEMA_4),
+            ("panic_sync", SCHEMA_9),
+            ("whoami", SCHEMA_16),
             ("constrained", SCHEMA_1),
-            ("typed_echo", SCHEMA_14),
-            ("notes_read", SCHEMA_6),
+            ("panic_async", SCHEMA_8),
             ("gated_fetch", SCHEMA_3),
             ("range", SCHEMA_10),
-            ("maybe_fail", SCHEMA_5),
-            ("panic_async", SCHEMA_8),
-            ("gated_search", SCHEMA_4),
-            ("sleepy", SCHEMA_13),
-            ("range_async", SCHEMA_11),
-            ("panic_sync", SCHEMA_9),
-            ("echo", SCHEMA_2),
-            ("raw_string", SCHEMA_12),
-            ("notes_write", SCHEMA_7),
-            ("whoami", SCHEMA_15),
+            ("notes_read", SCHEMA_6),
         ],
     };
 
@@ -251,8 +252,25 @@ static SCHEMA_12: &str = r#"{
   ],
   "type": "object"
 }"#;
-/// `sleepy`
+/// `show_image`
 static SCHEMA_13: &str = r#"{
+  "properties": {
+    "mime_type": {
+      "description": "Its MIME type; `image/png` when absent.",
+      "type": "string"
+    },
+    "path": {
+      "description": "The image file's path.",
+      "type": "string"
+    }
+  },
+  "required": [
+    "path"
+  ],
+  "type": "object"
+}"#;
+/// `sleepy`
+static SCHEMA_14: &str = r#"{
   "properties": {
     "ms": {
       "description": "How long to sleep, in milliseconds.",
@@ -267,7 +285,7 @@ static SCHEMA_13: &str = r#"{
   "type": "object"
 }"#;
 /// `typed_echo`
-static SCHEMA_14: &str = r#"{
+static SCHEMA_15: &str = r#"{
   "properties": {
     "count": {
       "description": "A count.",
@@ -338,7 +356,7 @@ static SCHEMA_14: &str = r#"{
   "type": "object"
 }"#;
 /// `whoami`
-static SCHEMA_15: &str = r#"{
+static SCHEMA_16: &str = r#"{
   "properties": {},
   "required": [],
   "type": "object"

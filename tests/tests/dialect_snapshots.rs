@@ -59,3 +59,38 @@ fn built_in_tools_in_every_dialect() {
         );
     }
 }
+
+/// A tool's result with an image (the test tool `show_image` on a 1x1 PNG),
+/// as each provider takes a tool result: OpenAI's content parts, Anthropic's
+/// `tool_result` blocks, and the text with a note for dialects without
+/// images in tool results.
+#[tokio::test]
+async fn an_image_result_in_every_form() {
+    use hermes_runtime::{ResultForm, ToolContext};
+    let home = tempfile::tempdir().unwrap();
+    let ctx = ToolContext::new(Profile::new(home.path()), home.path());
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/pixel.png");
+    let args = serde_json::json!({ "path": path });
+    let content = hermes_tests::registry()
+        .dispatch_content("show_image", args, &ctx)
+        .await;
+    assert_eq!(content.media.len(), 1, "{content:?}");
+    for (name, form) in [
+        ("openai", ResultForm::OpenAi),
+        ("anthropic", ResultForm::Anthropic),
+        ("text", ResultForm::Text),
+    ] {
+        let message = content.to_message_content(form);
+        insta::assert_snapshot!(
+            format!("image_result_{name}"),
+            serde_json::to_string_pretty(&message).unwrap()
+        );
+    }
+    for dialect in Dialect::ALL {
+        let expected = match dialect {
+            Dialect::OpenAi | Dialect::OpenAiStrict => ResultForm::OpenAi,
+            _ => ResultForm::Text,
+        };
+        assert_eq!(ResultForm::of(dialect), expected, "{dialect}");
+    }
+}

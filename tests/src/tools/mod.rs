@@ -9,4 +9,5 @@
 pub mod constrained;
 pub mod edges;
 pub mod gated;
+pub mod media;
 pub mod typed;
