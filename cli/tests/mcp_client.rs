@@ -909,3 +909,29 @@ fn media_pass_through() {
         "{r}"
     );
 }
+
+/// A typed tool's `outputSchema` and title are kept and its
+/// `structuredContent` checked; a structure that does not match its schema
+/// is an error naming the mismatch.
+#[test]
+fn output_schemas_are_kept_and_checked() {
+    let f = Fixture::new(&stdio_entry("typed", ""), "");
+    let clients = start(&f);
+    assert_eq!(status_of(&clients, "typed").state, State::Connected);
+    // A typed result: schema and title kept, structuredContent checked.
+    let point = f.registry.tool("mcp__typed__point").unwrap();
+    assert_eq!(point.title(), "A point");
+    let schema = point.output_schema().unwrap();
+    assert_eq!(schema["properties"]["x"]["type"], "integer", "{schema}");
+    let r = f.call("mcp__typed__point", json!({"x": 1, "y": 2}));
+    assert_eq!(r["structuredContent"], json!({"x": 1, "y": 2}), "{r}");
+    // `"x": "1"` is no integer: an error naming where and why.
+    let r = f.call("mcp__typed__loose_point", json!({"x": 1, "y": 2}));
+    let e = r["error"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        e.contains("does not match its outputSchema")
+            && e.contains("at /x")
+            && e.contains("integer"),
+        "{r}"
+    );
+}

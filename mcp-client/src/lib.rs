@@ -18,6 +18,7 @@
 
 mod error;
 pub mod naming;
+pub mod output;
 pub mod render;
 pub mod stdio;
 
@@ -725,12 +726,35 @@ impl Server {
                 tracing::warn!(target: "hermes::mcp", "MCP server '{}' {w}", self.name);
                 warnings.push(w);
             }
+            // The outputSchema, kept for the embedder and compiled to
+            // check results; one that cannot be compiled checks nothing.
+            let output_schema = tool
+                .output_schema
+                .as_ref()
+                .map(|o| Value::Object((**o).clone()));
+            let output = match output_schema.as_ref().map(output::OutputCheck::new) {
+                Some(Err(why)) => {
+                    let w = format!(
+                        "tool '{}': its outputSchema cannot be used, results are not checked: {why}",
+                        tool.name
+                    );
+                    tracing::warn!(target: "hermes::mcp", "MCP server '{}' {w}", self.name);
+                    warnings.push(w);
+                    None
+                }
+                Some(Ok(check)) => Some(check),
+                None => None,
+            };
             let mut spec = self.spec(
                 name,
                 description,
                 parameters,
-                Call::Tool(tool.name.to_string()),
+                Call::Tool {
+                    name: tool.name.to_string(),
+                    output,
+                },
             );
+            spec.output_schema = output_schema;
             // What the server says the tool does (MCP's defaults for what
             // it leaves out); parallel only when read-only or opted in.
             let hints = tool.annotations.as_ref();
@@ -901,13 +925,16 @@ impl Server {
         let what = call.method();
         let work = async {
             match call {
-                Call::Tool(tool) => {
+                Call::Tool { name: tool, output } => {
                     let mut params = CallToolRequestParams::new(tool.clone());
                     if let Value::Object(map) = args {
                         params = params.with_arguments(map);
                     }
                     let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
                     let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+                    if let Some(why) = output.as_ref().and_then(|o| o.check(tool, &value)) {
+                        return Ok(render::error(&why));
+                    }
                     let pass_media = self.pass_media.load(std::sync::atomic::Ordering::Relaxed);
                     Ok(render::call_result(
                         &value, &self.name, &self.home, pass_media,
@@ -1097,7 +1124,11 @@ fn server_down(_: &Profile) -> bool {
 
 /// What a registered tool calls.
 enum Call {
-    Tool(String),
+    /// A listed tool, by its listed name, with its compiled `outputSchema`.
+    Tool {
+        name: String,
+        output: Option<output::OutputCheck>,
+    },
     ListResources,
     ReadResource,
     ListPrompts,
@@ -1107,7 +1138,7 @@ enum Call {
 impl Call {
     fn method(&self) -> &'static str {
         match self {
-            Call::Tool(_) => "tools/call",
+            Call::Tool { .. } => "tools/call",
             Call::ListResources => "resources/list",
             Call::ReadResource => "resources/read",
             Call::ListPrompts => "prompts/list",

@@ -217,9 +217,12 @@ impl HermesServer {
     /// result is a struct.
     fn annotate(&self, tool: &mut Tool) {
         let (effects, title) = match self.registry.tool(&tool.name) {
+            // Built-in tools only: an MCP client tool's result is the
+            // client's rendering, not the document its schema describes.
             Some(t) => {
-                tool.output_schema = t
-                    .output_schema()
+                tool.output_schema = Some(&t)
+                    .filter(|t| t.is_static())
+                    .and_then(|t| t.output_schema())
                     .and_then(Value::as_object)
                     .map(|o| Arc::new(o.clone()));
                 (t.effects().clone(), t.title())
@@ -386,7 +389,7 @@ impl ServerHandler for HermesServer {
         let structured = self
             .registry
             .tool(&request.name)
-            .is_some_and(|t| t.output_schema().is_some());
+            .is_some_and(|t| t.is_static() && t.output_schema().is_some());
         Ok(to_call_result(result, structured).into())
     }
 

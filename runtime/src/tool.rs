@@ -50,6 +50,9 @@ pub struct RuntimeToolSpec {
     /// A title for people (an MCP server's `title`); derived from the name
     /// when `None`.
     pub title: Option<String>,
+    /// The JSON Schema of its results' structured form (an MCP server's
+    /// `outputSchema`), when it declares one.
+    pub output_schema: Option<Value>,
 }
 
 impl RuntimeToolSpec {
@@ -76,6 +79,7 @@ impl RuntimeToolSpec {
             override_existing: false,
             effects: ToolEffects::UNDECLARED,
             title: None,
+            output_schema: None,
         }
     }
 }
@@ -275,11 +279,13 @@ impl ToolRef {
     }
 
     /// The JSON Schema of its result (MCP `outputSchema`): built-in tools
-    /// whose result type is a struct deriving `JsonSchema`; `None` else.
+    /// whose result type is a struct deriving `JsonSchema`, run-time tools
+    /// that were given one (an MCP server's tool that declares one);
+    /// `None` else.
     pub fn output_schema(&self) -> Option<&Value> {
         match self {
             ToolRef::Static(e) => e.output_schema(),
-            ToolRef::Runtime(_) => None,
+            ToolRef::Runtime(t) => t.spec.output_schema.as_ref(),
         }
     }
 

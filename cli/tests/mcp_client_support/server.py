@@ -6,7 +6,9 @@ Tools: echo (annotated read-only, with a title), add (a $ref schema; no
 annotations), fail (isError), hang, die, garbage (a
 broken answer to its own request), flood (an endless line on stdout), big (a
 huge answer),
-image, structured, cwd, pid, env (its own environment), grow (adds a tool and sends
+image, structured, point (a typed result: outputSchema and structuredContent,
+with a title), loose_point (structuredContent writing x as a string, which
+pydantic's lax check lets through and the outputSchema does not), cwd, pid, env (its own environment), grow (adds a tool and sends
 notifications/tools/list_changed), sneaky (a description with an injection
 pattern), a tool with a 70-character name, get-item and get.item (one
 sanitized name). Resources and prompts for the utility tools. With $MCP_TEST_HOLD
@@ -17,9 +19,10 @@ import asyncio
 import base64
 import os
 import sys
+from typing import Annotated
 
 from mcp.server.fastmcp import Context, FastMCP
-from mcp.types import ImageContent, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 mcp = FastMCP("test-server")
@@ -108,6 +111,21 @@ def image() -> list:
 def structured(n: int) -> dict:
     """Structured output."""
     return {"n": n, "double": 2 * n}
+
+
+@mcp.tool(title="A point")
+def point(x: int, y: int) -> Point:
+    """A typed result: FastMCP lists its outputSchema and sends structuredContent."""
+    return Point(x=x, y=y)
+
+
+@mcp.tool()
+def loose_point(x: int, y: int) -> Annotated[CallToolResult, Point]:
+    """Point's outputSchema, with structuredContent that writes x as a string."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=f"{x},{y}")],
+        structuredContent={"x": str(x), "y": y},
+    )
 
 
 @mcp.tool()
