@@ -158,10 +158,12 @@ impl ToolContent {
     }
 
     /// The result string a run-time tool's handler returns for this
-    /// content (the envelope; without media, the text itself).
+    /// content: the envelope; without media, the text as a JSON document
+    /// (itself when it is one, else a JSON string), as a tool's text
+    /// result is.
     pub fn into_result(self) -> String {
         if self.media.is_empty() {
-            return self.text;
+            return json_text(self.text);
         }
         serde_json::to_string(&self).unwrap_or_else(|e| crate::error_json(e.to_string()))
     }
@@ -181,16 +183,16 @@ impl ToolContent {
         }
     }
 
-    /// The text a caller that takes no media gets: the text unchanged when
-    /// there is no media, else `{"result": TEXT, "media_note": "..."}`
-    /// naming each item not shown.
+    /// The text a caller that takes no media gets: without media, the text
+    /// as a JSON document (itself when it is one, else a JSON string); else
+    /// `{"result": TEXT, "media_note": "..."}` naming each item not shown.
     pub fn to_text(&self) -> String {
         self.text_with_note(&self.media.iter().collect::<Vec<_>>())
     }
 
     fn text_with_note(&self, hidden: &[&Media]) -> String {
         if hidden.is_empty() {
-            return self.text.clone();
+            return json_text(self.text.clone());
         }
         let items: Vec<String> = hidden.iter().map(|m| m.describe()).collect();
         json!({
@@ -269,6 +271,16 @@ impl ResultForm {
             Dialect::OpenAi | Dialect::OpenAiStrict => ResultForm::OpenAi,
             _ => ResultForm::Text,
         }
+    }
+}
+
+/// `text` when it is a JSON document, else `text` as a JSON string: the
+/// rule a tool's `String` result follows (`output_value`).
+fn json_text(text: String) -> String {
+    if serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok() {
+        text
+    } else {
+        Value::String(text).to_string()
     }
 }
 
@@ -367,7 +379,8 @@ mod tests {
         let s = c.clone().into_result();
         assert!(is_content_result(&s), "{s}");
         assert_eq!(ToolContent::from_result(s), c);
-        assert_eq!(ToolContent::text("x").into_result(), "x");
+        assert_eq!(ToolContent::text("x").into_result(), "\"x\"");
+        assert_eq!(ToolContent::text("{}").into_result(), "{}");
         assert_eq!(
             ToolContent::from_result("{}".into()),
             ToolContent::text("{}")

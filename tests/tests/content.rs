@@ -66,6 +66,12 @@ async fn media_over_the_cap_or_of_the_wrong_type_is_dropped_with_a_note() {
         .await;
     assert!(c.media.is_empty());
     assert!(c.text.contains("over the 5 MiB cap"), "{}", c.text);
+    // With nothing left to show, the answer is a JSON document as ever.
+    let text = reg
+        .dispatch("show_image", json!({ "path": big }), &ctx(home.path()))
+        .await;
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    assert!(v.as_str().is_some_and(|t| t.contains("dropped")), "{text}");
     // Exactly at the cap it is kept.
     std::fs::write(&big, vec![7u8; MAX_MEDIA_BYTES]).unwrap();
     let c = reg
