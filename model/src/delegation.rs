@@ -39,6 +39,7 @@ struct Args {
     context: Option<String>,
     tasks: Option<Vec<TaskSpec>>,
     role: Option<Role>,
+    output_schema: Option<String>,
     background: Option<bool>,
 }
 
@@ -167,6 +168,7 @@ impl Delegator {
         let tasks = match plan_tasks(
             args.goal,
             args.context,
+            args.output_schema,
             args.tasks,
             args.role,
             limits.max_concurrent_children.value,
@@ -174,6 +176,15 @@ impl Delegator {
             Ok(t) => t,
             Err(e) => return error_json(e),
         };
+        // A schema that cannot be used is the caller's to fix, before any
+        // child starts.
+        for (i, task) in tasks.iter().enumerate() {
+            if let Some(text) = &task.output_schema {
+                if let Err(e) = compile(text) {
+                    return error_json(format!("Task {i}'s output_schema cannot be used: {e}"));
+                }
+            }
+        }
         if args.background == Some(true) {
             let id = format!("delegation-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
             let key = queue_key(&ctx).to_string();
@@ -303,23 +314,58 @@ impl Delegator {
             json!({"role": "user", "content": task.goal}),
         ];
         let mut trace = Vec::new();
-        let conversation = run(
-            &self.client,
-            self.registry,
-            &ctx,
-            &tools,
-            &mut messages,
-            limits.max_iterations.value,
-            |tool, result| {
-                let ok = !result.trim_start().starts_with("{\"error\"");
-                trace.push(json!({"tool": tool, "status": if ok { "ok" } else { "error" }}));
+        let schema = task.output_schema.as_deref().and_then(|t| compile(t).ok());
+        // With an output_schema: an answer that misses it is asked for once more.
+        let conversation = async {
+            let outcome = run(
+                &self.client,
+                self.registry,
+                &ctx,
+                &tools,
+                &mut messages,
+                limits.max_iterations.value,
+                |tool, result| trace.push(trace_entry(tool, result)),
+            )
+            .await;
+            let (Some(validator), Ok(Outcome::Answer(text))) = (&schema, &outcome) else {
+                return (outcome, None);
+            };
+            let errors = mismatches(validator, text);
+            if errors.is_empty() {
+                return (outcome, Some(errors));
+            }
+            messages.push(json!({"role": "user", "content": format!(
+                "Your answer must be only a JSON document matching the output schema you were \
+                 given. It did not: {}. Answer again with the JSON document alone.",
+                errors.join("; "))}));
+            let again = run(
+                &self.client,
+                self.registry,
+                &ctx,
+                &tools,
+                &mut messages,
+                1,
+                |tool, result| trace.push(trace_entry(tool, result)),
+            )
+            .await;
+            match again {
+                Ok(Outcome::Answer(text)) => {
+                    let errors = mismatches(validator, &text);
+                    (Ok(Outcome::Answer(text)), Some(errors))
+                }
+                // No second answer: the first one stands, with its misses.
+                _ => (outcome, Some(errors)),
+            }
+        };
+        let (outcome, schema_errors) = match limits.child_timeout_seconds.value {
+            0 => {
+                let (o, e) = conversation.await;
+                (Some(o), e)
+            }
+            secs => match tokio::time::timeout(Duration::from_secs(secs), conversation).await {
+                Ok((o, e)) => (Some(o), e),
+                Err(_) => (None, None),
             },
-        );
-        let outcome = match limits.child_timeout_seconds.value {
-            0 => Some(conversation.await),
-            secs => tokio::time::timeout(Duration::from_secs(secs), conversation)
-                .await
-                .ok(),
         };
         // Whatever ran for the child ends with it.
         ctx.cancellation().cancel();
@@ -366,6 +412,16 @@ impl Delegator {
         if let Some(error) = error {
             entry["error"] = Value::String(error);
         }
+        if let Some(errors) = schema_errors {
+            entry["schema_valid"] = Value::Bool(errors.is_empty());
+            if errors.is_empty() {
+                if let Some(text) = entry["summary"].as_str() {
+                    entry["output"] = parse_answer(text).unwrap_or(Value::Null);
+                }
+            } else {
+                entry["schema_errors"] = json!(errors);
+            }
+        }
         entry
     }
 }
@@ -395,4 +451,47 @@ fn system_prompt(task: &TaskSpec, role: Role, depth: usize, limits: &Limits) -> 
         ));
     }
     prompt
+}
+
+/// One line of a child's `tool_trace`.
+fn trace_entry(tool: &str, result: &str) -> Value {
+    let ok = !result.trim_start().starts_with("{\"error\"");
+    json!({"tool": tool, "status": if ok { "ok" } else { "error" }})
+}
+
+/// An `output_schema` (JSON text) compiled.
+fn compile(text: &str) -> Result<jsonschema::Validator, String> {
+    let schema: Value = serde_json::from_str(text).map_err(|e| format!("it is not JSON: {e}"))?;
+    jsonschema::validator_for(&schema).map_err(|e| e.to_string())
+}
+
+/// A child's answer as JSON: the text itself, or the one fenced block
+/// models like to wrap it in.
+fn parse_answer(text: &str) -> Option<Value> {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|rest| rest.strip_suffix("```"))
+        .unwrap_or(t);
+    serde_json::from_str(inner.trim()).ok()
+}
+
+/// The most mismatches reported.
+const MAX_SCHEMA_ERRORS: usize = 5;
+
+/// What in `text` does not match `validator` (empty: it matches).
+fn mismatches(validator: &jsonschema::Validator, text: &str) -> Vec<String> {
+    let Some(value) = parse_answer(text) else {
+        return vec!["the answer is not a JSON document".into()];
+    };
+    validator
+        .iter_errors(&value)
+        .take(MAX_SCHEMA_ERRORS)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            let at = if path.is_empty() { "/" } else { &path };
+            format!("at {at}: {e}")
+        })
+        .collect()
 }

@@ -410,3 +410,66 @@ fn a_background_delegation_comes_back_as_a_message() {
     );
     assert_eq!(delegation::queued(&ctx), 0);
 }
+
+#[test]
+fn an_output_schema_is_checked_with_one_retry() {
+    let schema = r#"{"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}"#;
+    let (url, seen) = serve(|body| {
+        let messages = body["messages"].as_array().unwrap();
+        let asked_again = messages
+            .last()
+            .is_some_and(|m| m["role"] == "user" && messages.len() > 2);
+        match who(body).0.as_str() {
+            // Right on the second try.
+            "count the files" if asked_again => answer("```json\n{\"count\": 3}\n```"),
+            "count the files" => answer("three files"),
+            // Wrong both times.
+            _ if asked_again => answer("{\"count\": \"three\"}"),
+            _ => answer("3"),
+        }
+    });
+    let w = world("", &url);
+    let ctx = w.ctx();
+    let dispatch = |args: Value| -> Value {
+        let text =
+            w.rt.block_on(w.registry.dispatch("delegate_task", args, &ctx));
+        serde_json::from_str(&text).unwrap()
+    };
+    let r = dispatch(json!({"goal": "count the files", "output_schema": schema}));
+    let entry = &r["results"][0];
+    assert_eq!(entry["schema_valid"], true, "{r}");
+    assert_eq!(entry["output"], json!({"count": 3}));
+    assert_eq!(entry["api_calls"], 2);
+
+    let r = dispatch(json!({"tasks": [{"goal": "count again", "output_schema": schema}]}));
+    let entry = &r["results"][0];
+    assert_eq!(entry["schema_valid"], false, "{r}");
+    assert_eq!(entry["summary"], "{\"count\": \"three\"}");
+    let errors = entry["schema_errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.as_str().unwrap().contains("/count")),
+        "{r}"
+    );
+    // The retry told the child what was wrong.
+    let retry = seen
+        .try_iter()
+        .find(|s| {
+            who(&s.body).0 == "count again" && s.body["messages"].as_array().unwrap().len() > 3
+        })
+        .unwrap();
+    let text = retry.body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // "3" is JSON, but not the object the schema asks for.
+    assert!(text.contains("\"object\""), "{text}");
+
+    // A schema that is no JSON is refused before any child starts.
+    let r = dispatch(json!({"goal": "x", "output_schema": "{not json"}));
+    assert!(
+        r["error"].as_str().unwrap().contains("output_schema"),
+        "{r}"
+    );
+}

@@ -60,6 +60,10 @@ static SCHEMA_1: &str = r#"{
       "description": "What the child should accomplish. Be specific and self-contained: the child knows nothing about this conversation.",
       "type": "string"
     },
+    "output_schema": {
+      "description": "For `goal`: a JSON Schema, written as JSON text, that the child's final answer (a JSON document) must match; a child that misses it is asked once more, then its text is kept with `schema_valid: false` and what did not match.",
+      "type": "string"
+    },
     "role": {
       "description": "`leaf` (default): the child cannot delegate further; `orchestrator`: it may, within delegation.max_spawn_depth.",
       "oneOf": [
@@ -90,6 +94,11 @@ static SCHEMA_1: &str = r#"{
           },
           "goal": {
             "description": "What this child should accomplish, self-contained.",
+            "type": "string"
+          },
+          "output_schema": {
+            "default": null,
+            "description": "A JSON Schema, written as JSON text, that the child's final answer\n(a JSON document) must match.",
             "type": "string"
           },
           "role": {

@@ -50,6 +50,11 @@ pub struct TaskSpec {
     #[serde(default)]
     #[schemars(with = "Role")]
     pub role: Option<Role>,
+    /// A JSON Schema, written as JSON text, that the child's final answer
+    /// (a JSON document) must match.
+    #[serde(default)]
+    #[schemars(with = "String")]
+    pub output_schema: Option<String>,
 }
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
@@ -69,11 +74,13 @@ pub fn delegation_installed(_profile: &Profile) -> bool {
 }
 
 /// The tasks a call asks for, checked: a batch (`tasks`) or one task
-/// (`goal`), each with a goal, at most `max_children` of them; each task's
-/// role is its own, else the call's. `Err` says what to change.
+/// (`goal`, with `context` and `output_schema`), each with a goal, at most
+/// `max_children` of them; each task's role is its own, else the call's.
+/// `Err` says what to change.
 pub fn plan_tasks(
     goal: Option<String>,
     context: Option<String>,
+    output_schema: Option<String>,
     tasks: Option<Vec<TaskSpec>>,
     role: Option<Role>,
     max_children: usize,
@@ -84,6 +91,7 @@ pub fn plan_tasks(
             goal,
             context,
             role: None,
+            output_schema,
         }],
         (Some(_), _) => return Err("`tasks` is empty: give at least one task.".into()),
         _ => return Err("Give either `goal` (one task) or `tasks` (a batch).".into()),
@@ -132,12 +140,17 @@ pub fn delegate_task(
     /// `leaf` (default): the child cannot delegate further; `orchestrator`:
     /// it may, within delegation.max_spawn_depth.
     role: Option<Role>,
+    /// For `goal`: a JSON Schema, written as JSON text, that the child's
+    /// final answer (a JSON document) must match; a child that misses it is
+    /// asked once more, then its text is kept with `schema_valid: false`
+    /// and what did not match.
+    output_schema: Option<String>,
     /// true: answer at once with a delegation id and keep working; the
     /// results arrive as a message when every child has finished.
     /// Default: wait for them.
     background: Option<bool>,
 ) -> Result<String, String> {
-    let _ = (goal, context, tasks, role, background);
+    let _ = (goal, context, tasks, role, output_schema, background);
     Err(
         "delegate_task runs only in an agent that installs a delegation executor \
          (hermes_model::delegation::install)."
