@@ -13,6 +13,7 @@
 
 use std::collections::HashSet;
 
+use hermes_runtime::content::{ResultForm, ToolContent};
 use hermes_runtime::{error_json, BatchCall, Registry, ToolContext};
 use serde_json::{json, Value};
 
@@ -40,7 +41,10 @@ fn offered_name(tool: &Value) -> Option<&str> {
 /// Runs the conversation in `messages` (the caller's, grown by every
 /// message of the run) for at most `max_turns` requests. `tools` are the
 /// definitions sent each turn, in the endpoint's dialect
-/// ([`ModelClient::tools_for`]); `on_tool` is told each call and its result.
+/// ([`ModelClient::tools_for`]); `on_tool` is told each call and its
+/// result as text. A result with images goes back as the endpoint's
+/// dialect takes them (`ResultForm::of`: content parts for OpenAI's), else
+/// as text with a note naming them.
 pub async fn run(
     client: &ModelClient,
     registry: &Registry,
@@ -51,6 +55,7 @@ pub async fn run(
     mut on_tool: impl FnMut(&str, &str),
 ) -> Result<Outcome, ModelError> {
     let offered: HashSet<&str> = tools.iter().filter_map(offered_name).collect();
+    let form = ResultForm::of(client.endpoint().dialect);
     let cancel = ctx.cancellation();
     for _ in 0..max_turns {
         if cancel.is_cancelled() {
@@ -94,18 +99,23 @@ pub async fn run(
         let withheld =
             |c: &BatchCall| !offered.contains(c.name.as_str()) && registry.tool(&c.name).is_some();
         let runnable: Vec<BatchCall> = calls.iter().filter(|c| !withheld(c)).cloned().collect();
-        let mut ran = registry.dispatch_batch(&runnable, ctx).await.into_iter();
+        let mut ran = registry
+            .dispatch_batch_content(&runnable, ctx)
+            .await
+            .into_iter();
         for call in &calls {
             let result = if withheld(call) {
-                error_json(format!(
+                ToolContent::text(error_json(format!(
                     "Tool '{}' is not available to this agent: call only the tools it was given.",
                     call.name
-                ))
+                )))
             } else {
-                ran.next().unwrap_or_default()
+                ran.next().unwrap_or_else(|| ToolContent::text(""))
             };
-            on_tool(&call.name, &result);
-            messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+            on_tool(&call.name, &result.to_text());
+            // Images as the endpoint's dialect takes them, else named in a note.
+            let content = result.to_message_content(form);
+            messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": content}));
         }
         if cancel.is_cancelled() {
             return Ok(Outcome::Interrupted);

@@ -48,6 +48,7 @@ use std::task::Poll;
 use serde_json::Value;
 
 use crate::cap::spill_for_turn;
+use crate::content::{is_content_result, ToolContent};
 use crate::effects::Concurrency;
 use crate::paths::real_path_from;
 use crate::registry::{DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_TURN_CHARS};
@@ -180,6 +181,15 @@ impl Iterator for BatchResultsIter {
 
 impl ExactSizeIterator for BatchResultsIter {}
 
+/// What a batch answers for each call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Text: media named in a note.
+    Text,
+    /// The result as dispatch has it: a content envelope for media.
+    Content,
+}
+
 /// Where a call may run, from its tool's declaration and its arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Access {
@@ -254,24 +264,56 @@ type CallFuture<'a> = Pin<Box<dyn Future<Output = String> + Send + 'a>>;
 impl Registry {
     /// Runs one model turn's calls, together where their tools allow it
     /// (see [`crate::batch`]), and answers their results in call order.
+    /// A result with media comes back as text with a note naming the media
+    /// (as from [`Registry::dispatch_json`]); [`Registry::dispatch_batch_content`]
+    /// answers the media too.
     pub async fn dispatch_batch(&self, calls: &[BatchCall], ctx: &ToolContext) -> BatchResults {
+        self.batch(calls, ctx, Form::Text).await
+    }
+
+    /// [`Registry::dispatch_batch`] answering each result whole, text and
+    /// media ([`crate::content`]), for a loop that sends images to a model
+    /// that takes them ([`ToolContent::to_message_content`]). The turn's
+    /// budget counts the results' text; media has its own caps.
+    pub async fn dispatch_batch_content(
+        &self,
+        calls: &[BatchCall],
+        ctx: &ToolContext,
+    ) -> Vec<ToolContent> {
+        self.batch(calls, ctx, Form::Content)
+            .await
+            .into_iter()
+            .map(ToolContent::from_result)
+            .collect()
+    }
+
+    async fn batch(&self, calls: &[BatchCall], ctx: &ToolContext, form: Form) -> BatchResults {
         let (max_parallel, max_turn_chars) = self.batch_limits();
         let mut results = BatchResults(match calls {
             // One call: nothing to plan.
             [only] if ctx.cancellation().is_cancelled() => Results::One(not_run(only)),
-            [only] if only.id.is_empty() => {
-                Results::One(self.dispatch_json(&only.name, &only.arguments, ctx).await)
-            }
+            [only] if only.id.is_empty() => Results::One(self.one(only, ctx, form).await),
             [only] => {
                 let ctx = context_of(only, ctx);
-                Results::One(self.dispatch_json(&only.name, &only.arguments, &ctx).await)
+                Results::One(self.one(only, &ctx, form).await)
             }
             // Boxed: its state would otherwise be copied with every batch,
             // the one-call batches included.
-            _ => Results::Many(Box::pin(self.run_planned(calls, ctx, max_parallel)).await),
+            _ => Results::Many(Box::pin(self.run_planned(calls, ctx, max_parallel, form)).await),
         });
         keep_within(&mut results, max_turn_chars, calls, ctx);
         results
+    }
+
+    /// One call, its result in `form`.
+    async fn one(&self, call: &BatchCall, ctx: &ToolContext, form: Form) -> String {
+        match form {
+            Form::Text => self.dispatch_json(&call.name, &call.arguments, ctx).await,
+            Form::Content => {
+                self.dispatch_json_any(&call.name, &call.arguments, ctx)
+                    .await
+            }
+        }
     }
 
     /// [`DispatchConfig::max_parallel_calls`] and
@@ -294,6 +336,7 @@ impl Registry {
         calls: &[BatchCall],
         ctx: &ToolContext,
         limit: usize,
+        form: Form,
     ) -> Vec<String> {
         let access: Vec<Access> = calls.iter().map(|c| access_of(self, c, ctx)).collect();
         let waits = plan(&access);
@@ -325,10 +368,7 @@ impl Registry {
                 }
                 started[i] = true;
                 let call = &calls[i];
-                running.push((
-                    i,
-                    Box::pin(self.dispatch_json(&call.name, &call.arguments, &contexts[i])),
-                ));
+                running.push((i, Box::pin(self.one(call, &contexts[i], form))));
             }
             let mut ended = false;
             let mut k = 0;
@@ -377,7 +417,13 @@ fn keep_within(results: &mut [String], budget: usize, calls: &[BatchCall], ctx: 
     // Bytes are never fewer than characters, and the profile cannot lower
     // the budget below `MIN_RESULT_CHARS`: most turns stop here, without
     // a look at the profile.
-    let bytes: usize = results.iter().map(String::len).sum();
+    // A result with media is not spilled: its text is short beside its
+    // media, which has caps of its own (`crate::content`).
+    let bytes: usize = results
+        .iter()
+        .filter(|r| !is_content_result(r))
+        .map(String::len)
+        .sum();
     if bytes <= budget.min(crate::config::MIN_RESULT_CHARS) {
         return;
     }
@@ -388,8 +434,14 @@ fn keep_within(results: &mut [String], budget: usize, calls: &[BatchCall], ctx: 
     if bytes <= budget {
         return;
     }
-    let mut total: usize = results.iter().map(|r| r.chars().count()).sum();
-    let mut longest: Vec<usize> = (0..results.len()).collect();
+    let mut total: usize = results
+        .iter()
+        .filter(|r| !is_content_result(r))
+        .map(|r| r.chars().count())
+        .sum();
+    let mut longest: Vec<usize> = (0..results.len())
+        .filter(|&i| !is_content_result(&results[i]))
+        .collect();
     longest.sort_by_key(|&i| std::cmp::Reverse(results[i].len()));
     for i in longest {
         if total <= budget {

@@ -81,7 +81,12 @@ impl Registry {
     }
 
     /// `dispatch_json`, a content result left as its envelope.
-    async fn dispatch_json_any(&self, name: &str, raw_args: &str, ctx: &ToolContext) -> String {
+    pub(crate) async fn dispatch_json_any(
+        &self,
+        name: &str,
+        raw_args: &str,
+        ctx: &ToolContext,
+    ) -> String {
         // The direct path needs no trimming: it takes text that starts
         // with `{`, and the decode allows trailing white space.
         if let Some(call) = self.start_direct(name, raw_args, ctx) {
