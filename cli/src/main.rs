@@ -116,6 +116,11 @@ enum Command {
         #[arg(long, value_name = "SECS", default_value_t = hermes_mcp_server::Limits::DEFAULT_HEADER_READ_SECS,
               value_parser = clap::value_parser!(u64).range(1..))]
         header_read_timeout: u64,
+        /// With --http: on SIGTERM, seconds the calls in flight have to
+        /// finish while the server drains (readiness 404, new sessions
+        /// refused); then it stops.
+        #[arg(long, value_name = "SECS", default_value_t = hermes_mcp_server::ServeOptions::DEFAULT_DRAIN_GRACE_SECS)]
+        drain_grace: u64,
     },
     /// The profile's config.yaml: show, check, path.
     #[command(subcommand)]
@@ -283,6 +288,7 @@ fn main() -> ExitCode {
             max_sessions,
             session_idle_timeout,
             header_read_timeout,
+            drain_grace,
         } => {
             let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
             config_cmd::warn_on_errors(&profile);
@@ -306,6 +312,7 @@ fn main() -> ExitCode {
                     session_idle_timeout: std::time::Duration::from_secs(session_idle_timeout),
                     header_read_timeout: std::time::Duration::from_secs(header_read_timeout),
                 },
+                drain_grace: std::time::Duration::from_secs(drain_grace),
             };
             match hermes_mcp_server::serve(registry, options) {
                 Ok(()) => ExitCode::SUCCESS,

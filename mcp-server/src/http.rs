@@ -15,6 +15,11 @@
 //!   its request and connection ([`IdleBody`]);
 //! - accept failures (out of descriptors) logged at most once per
 //!   [`LOG_EVERY`], with the count of those not shown.
+//!
+//! Behind a proxy: `GET /ready` ([`READY_PATH`], no token needed) answers
+//! 200 while the server takes new sessions and 404 once it drains
+//! ([`Drain`]: SIGTERM); draining, a request that would open a session is
+//! answered 503, while the sessions it holds keep being served.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -22,6 +27,7 @@ use std::convert::Infallible;
 use std::fmt::Display;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -45,6 +51,11 @@ use crate::server::HermesServer;
 
 /// The path the streamable HTTP endpoint is served at.
 pub const HTTP_PATH: &str = "/mcp";
+
+/// The readiness endpoint: 200 while the server takes new sessions, 404
+/// while it drains (what HAProxy's `http-check disable-on-404` reads as
+/// "no new sessions, keep the stuck ones").
+pub const READY_PATH: &str = "/ready";
 
 /// The least time between two log lines about the same kind of trouble.
 const LOG_EVERY: Duration = Duration::from_secs(10);
@@ -163,6 +174,7 @@ pub(super) async fn serve(
     addr: SocketAddr,
     token: Option<String>,
     limits: Limits,
+    drain: Arc<Drain>,
 ) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -228,6 +240,7 @@ pub(super) async fn serve(
         let sessions = Arc::clone(&sessions);
         let sessions_full = sessions_full.clone();
         let http1 = http1.clone();
+        let drain = Arc::clone(&drain);
         tokio::spawn(async move {
             let service =
                 hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
@@ -235,7 +248,11 @@ pub(super) async fn serve(
                     let token = token.clone();
                     let sessions = Arc::clone(&sessions);
                     let sessions_full = sessions_full.clone();
+                    let drain = Arc::clone(&drain);
                     async move {
+                        if request.uri().path() == READY_PATH {
+                            return Ok::<_, Infallible>(drain.readiness());
+                        }
                         if let Some(token) = &token {
                             if !authorized(request.headers(), token) {
                                 let mut response = plain(
@@ -256,12 +273,20 @@ pub(super) async fn serve(
                             ));
                         }
                         let request = request.map(|body| IdleBody::new(body, body_idle));
-                        // A POST without a session is an `initialize`: it
+                        if request.method() != http::Method::POST {
+                            return Ok(mcp.handle(request).await);
+                        }
+                        // A POST is a call (or its answer) until its
+                        // response ends: what a drain waits for.
+                        let in_flight = drain.start();
+                        // A POST without a session opens one (an
+                        // `initialize`): refused while draining; else it
                         // takes a session slot here, or is refused with a
                         // clear answer when none is free.
-                        if request.method() == http::Method::POST
-                            && !request.headers().contains_key(SESSION_HEADER)
-                        {
+                        if !request.headers().contains_key(SESSION_HEADER) {
+                            if drain.is_draining() {
+                                return Ok(draining_response());
+                            }
                             let Some(slot) = sessions.reserve() else {
                                 let mut response = plain(
                                     http::StatusCode::SERVICE_UNAVAILABLE,
@@ -275,9 +300,9 @@ pub(super) async fn serve(
                             };
                             let handled =
                                 RESERVED.scope(Cell::new(Some(slot)), mcp.handle(request));
-                            return Ok(handled.await);
+                            return Ok(in_flight.hold(handled.await));
                         }
-                        Ok(mcp.handle(request).await)
+                        Ok(in_flight.hold(mcp.handle(request).await))
                     }
                 });
             // A connection's own failure (reset, bad request, header
@@ -286,6 +311,120 @@ pub(super) async fn serve(
             drop(permit);
         });
     }
+}
+
+/// The drain SIGTERM starts: readiness turns to 404, requests that would
+/// open a session are refused (503, so a proxy retries them on another
+/// host), and the POSTs in flight are counted so the server can exit once
+/// they have answered.
+#[derive(Debug, Default)]
+pub(super) struct Drain {
+    draining: AtomicBool,
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl Drain {
+    /// Stops taking new sessions.
+    pub(super) fn begin(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+
+    /// POSTs whose response has not ended.
+    pub(super) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once no POST is in flight, or after `grace`; says which.
+    pub(super) async fn settled(&self, grace: Duration) -> bool {
+        let until = Instant::now() + grace;
+        // Polled: bounded by `grace`, and cheap at this period.
+        while self.in_flight() > 0 {
+            if Instant::now() >= until {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        true
+    }
+
+    fn start(&self) -> InFlight {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(Arc::clone(&self.in_flight))
+    }
+
+    fn readiness(&self) -> http::Response<Body> {
+        if self.is_draining() {
+            plain(http::StatusCode::NOT_FOUND, "draining\n")
+        } else {
+            plain(http::StatusCode::OK, "ready\n")
+        }
+    }
+}
+
+/// One POST counted by [`Drain`] until dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl InFlight {
+    /// The response, counted until its body ends or is dropped.
+    fn hold(self, response: http::Response<Body>) -> http::Response<Body> {
+        response.map(|inner| {
+            Counted {
+                inner,
+                _in_flight: self,
+            }
+            .boxed()
+        })
+    }
+}
+
+/// A response body that keeps its request counted as in flight.
+struct Counted {
+    inner: Body,
+    _in_flight: InFlight,
+}
+
+impl hyper::body::Body for Counted {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The answer to a request that would open a session on a draining server.
+fn draining_response() -> http::Response<Body> {
+    let mut response = plain(
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        "this server is draining (SIGTERM) and takes no new session; retry on another \
+         host (a proxy does)\n",
+    );
+    response.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    response
 }
 
 /// A request body that fails once no byte of it has arrived for `idle`: a

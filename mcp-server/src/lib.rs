@@ -12,9 +12,12 @@
 //!
 //! The transports live in `stdio.rs` and `http.rs`, each with the limits that
 //! keep a client from growing the server without bound ([`Limits`]). On stdin
-//! EOF (stdio), SIGTERM, SIGINT or SIGHUP the server tears down the background
-//! processes its tools started (parent-first) and exits without waiting for
-//! tool calls still running. What stops it from starting, or ends it
+//! EOF (stdio), SIGINT or SIGHUP, or SIGTERM on stdio, the server tears down
+//! the background processes its tools started (parent-first) and exits
+//! without waiting for tool calls still running. Over HTTP, SIGTERM drains
+//! first: readiness (`/ready`) turns 404, new sessions are refused (503) and
+//! the calls in flight have [`ServeOptions::drain_grace`] to finish (a
+//! second signal cuts it short); then the same teardown. What stops it from starting, or ends it
 //! abnormally, is a [`ServeError`].
 //!
 //! Notifications about background processes (`terminal` with
@@ -44,7 +47,7 @@ use server::{forward_process_notifications, HermesServer};
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs the server until stdin closes (stdio), or SIGTERM / SIGINT / SIGHUP
-/// arrives (both); then tears down the background processes the tools
+/// arrives (both; SIGTERM over HTTP drains first); then tears down the background processes the tools
 /// started. `Err` says why, as a message for stderr: bad options, a failed
 /// start, or a session that ended abnormally.
 pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), ServeError> {
@@ -64,20 +67,56 @@ pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), S
         .build()
         .map_err(ServeError::Runtime)?;
     let limits = options.limits;
+    let drain_grace = options.drain_grace;
     let watchers = server.watchers.clone();
     let outcome = runtime.block_on(async move {
         tokio::spawn(forward_process_notifications(watchers));
-        let stop = stop_signal()?;
-        let serve = async move {
-            match address {
-                None => stdio::serve(server, &limits).await,
-                Some(addr) => http::serve(server, addr, token, limits).await,
+        let mut stop = StopSignals::install()?;
+        let drain = std::sync::Arc::new(http::Drain::default());
+        let serve = {
+            let drain = std::sync::Arc::clone(&drain);
+            async move {
+                match address {
+                    None => stdio::serve(server, &limits).await,
+                    Some(addr) => http::serve(server, addr, token, limits, drain).await,
+                }
             }
         };
+        let mut serve = std::pin::pin!(serve);
+        let name = tokio::select! {
+            outcome = &mut serve => return outcome,
+            name = stop.next() => name,
+        };
+        if name != "SIGTERM" || address.is_none() {
+            eprintln!("hermes-tools: {name} received, shutting down");
+            return Ok(());
+        }
+        // SIGTERM over HTTP: drain. Readiness turns 404 and new sessions
+        // are refused while the calls in flight finish (the server keeps
+        // serving its sessions meanwhile), for `drain_grace` at most.
+        drain.begin();
+        eprintln!(
+            "hermes-tools: SIGTERM received, draining: no new sessions, {} call(s) in flight, \
+             waiting up to {} s (--drain-grace)",
+            drain.in_flight(),
+            drain_grace.as_secs()
+        );
         tokio::select! {
-            outcome = serve => outcome,
-            name = stop => {
-                eprintln!("hermes-tools: {name} received, shutting down");
+            outcome = &mut serve => outcome,
+            settled = drain.settled(drain_grace) => {
+                if settled {
+                    eprintln!("hermes-tools: drained, shutting down");
+                } else {
+                    eprintln!(
+                        "hermes-tools: {} call(s) still running after {} s, shutting down",
+                        drain.in_flight(),
+                        drain_grace.as_secs()
+                    );
+                }
+                Ok(())
+            }
+            name = stop.next() => {
+                eprintln!("hermes-tools: {name} received while draining, shutting down");
                 Ok(())
             }
         }
@@ -94,25 +133,36 @@ pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), S
     outcome
 }
 
-/// Resolves with the name of the first of SIGTERM, SIGINT, SIGHUP to arrive.
-/// The handlers are installed before this returns, so a signal sent right
-/// after the server starts is not lost.
-fn stop_signal() -> Result<impl std::future::Future<Output = &'static str>, ServeError> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let install = |kind: SignalKind, name: &'static str| {
-        signal(kind).map_err(|error| ServeError::Signal {
-            signal: name,
-            error,
+/// SIGTERM, SIGINT and SIGHUP, their handlers installed on creation (a
+/// signal sent right after the server starts is not lost).
+struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn install() -> Result<Self, ServeError> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let install = |kind: SignalKind, name: &'static str| {
+            signal(kind).map_err(|error| ServeError::Signal {
+                signal: name,
+                error,
+            })
+        };
+        Ok(StopSignals {
+            term: install(SignalKind::terminate(), "SIGTERM")?,
+            int: install(SignalKind::interrupt(), "SIGINT")?,
+            hup: install(SignalKind::hangup(), "SIGHUP")?,
         })
-    };
-    let mut term = install(SignalKind::terminate(), "SIGTERM")?;
-    let mut int = install(SignalKind::interrupt(), "SIGINT")?;
-    let mut hup = install(SignalKind::hangup(), "SIGHUP")?;
-    Ok(async move {
+    }
+
+    /// The name of the next of them to arrive.
+    async fn next(&mut self) -> &'static str {
         tokio::select! {
-            _ = term.recv() => "SIGTERM",
-            _ = int.recv() => "SIGINT",
-            _ = hup.recv() => "SIGHUP",
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+            _ = self.hup.recv() => "SIGHUP",
         }
-    })
+    }
 }

@@ -25,6 +25,14 @@ pub struct ServeOptions {
     pub token: Option<String>,
     /// What one client may hold of the server.
     pub limits: Limits,
+    /// With `http`: how long SIGTERM's drain waits for running calls
+    /// (`--drain-grace`).
+    pub drain_grace: Duration,
+}
+
+impl ServeOptions {
+    /// The default of `--drain-grace`, in seconds.
+    pub const DEFAULT_DRAIN_GRACE_SECS: u64 = 30;
 }
 
 /// What one client may make the server hold. Every field has a `serve` flag.

@@ -199,3 +199,70 @@ pub fn process_gone(pid: u32) -> bool {
             .is_some_and(|state| state == "Z" || state == "X"),
     }
 }
+
+/// `GET PATH` on its own connection: the status and the body.
+pub fn get(addr: SocketAddr, path: &str) -> Response {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return parse_response(b"");
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let head = format!("GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+/// An MCP session over raw HTTP: `initialize` answered, then
+/// `notifications/initialized`. `None` (with the answer) when the server
+/// did not open one.
+pub fn open_session(addr: SocketAddr) -> Result<String, Response> {
+    let init = request(addr, "POST", &[], &initialize_body());
+    let Some(id) = init.header("mcp-session-id").filter(|_| init.status == 200) else {
+        return Err(init);
+    };
+    let headers = [
+        ("mcp-session-id", id.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let initialized =
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let accepted = request(addr, "POST", &headers, &initialized);
+    assert_eq!(accepted.status, 202, "{accepted:?}");
+    Ok(id)
+}
+
+/// `tools/call NAME ARGS` in `session` (or none: a stateless server).
+pub fn call_tool(
+    addr: SocketAddr,
+    session: Option<&str>,
+    name: &str,
+    args: serde_json::Value,
+) -> Response {
+    let mut headers = vec![("mcp-protocol-version", "2025-06-18")];
+    if let Some(id) = session {
+        headers.push(("mcp-session-id", id));
+    }
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                  "params": {"name": name, "arguments": args}});
+    request(addr, "POST", &headers, &body.to_string())
+}
+
+/// The JSON-RPC result of an answer (its SSE `data:` line or its JSON body).
+pub fn rpc_result(response: &Response) -> Option<serde_json::Value> {
+    response
+        .body
+        .lines()
+        .map(|l| l.strip_prefix("data:").unwrap_or(l).trim())
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v.get("result").cloned())
+}
+
+/// The text of a `tools/call` result, and whether it is an error.
+pub fn tool_text(response: &Response) -> Option<(String, bool)> {
+    let result = rpc_result(response)?;
+    let text = result["content"][0]["text"].as_str()?.to_string();
+    Some((text, result["isError"] == serde_json::Value::Bool(true)))
+}

@@ -1,0 +1,148 @@
+//! `serve --mcp --http` as one of many hosts behind a proxy: the readiness
+//! endpoint, SIGTERM's drain, and the answers a client of another host gets.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod mcp_support;
+
+use std::time::Duration;
+
+use mcp_support::{call_tool, get, open_session, process_gone, tool_text, wait_until, Server};
+use serde_json::json;
+
+fn sigterm(pid: u32) {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+}
+
+/// SIGTERM: readiness turns 404 and a new session is refused with 503 at
+/// once, while the call already running finishes with its real result;
+/// then the server tears down its background processes and exits.
+#[test]
+fn sigterm_drains_running_calls_then_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(
+        dir.path(),
+        &["--toolsets", "terminal", "--drain-grace", "60"],
+        None,
+    );
+    let ready = get(server.addr, "/ready");
+    assert_eq!(
+        (ready.status, ready.body.trim()),
+        (200, "ready"),
+        "{ready:?}"
+    );
+    let session = open_session(server.addr).unwrap();
+    let background = tool_text(&call_tool(
+        server.addr,
+        Some(&session),
+        "terminal",
+        json!({"command": "sleep 300", "background": true}),
+    ))
+    .unwrap();
+    let background: serde_json::Value = serde_json::from_str(&background.0).unwrap();
+    let bg_pid = u32::try_from(background["pid"].as_u64().unwrap()).unwrap();
+
+    // A call that runs until the marker file it waits for appears.
+    let addr = server.addr;
+    let running = {
+        let session = session.clone();
+        std::thread::spawn(move || {
+            call_tool(
+                addr,
+                Some(&session),
+                "terminal",
+                json!({"command": "touch started; for i in $(seq 100); do \
+                                   [ -e go ] && break; sleep 0.1; done; echo finished-$i",
+                       "timeout": 60}),
+            )
+        })
+    };
+    assert!(wait_until(Duration::from_secs(20), || dir
+        .path()
+        .join("started")
+        .exists()));
+    sigterm(server.pid());
+    assert!(
+        wait_until(Duration::from_secs(10), || get(addr, "/ready").status
+            == 404),
+        "readiness turns 404 while draining"
+    );
+    let refused = open_session(addr).unwrap_err();
+    assert_eq!(refused.status, 503, "{refused:?}");
+    assert!(refused.body.contains("draining"), "{refused:?}");
+    assert!(!process_gone(server.pid()), "the server waits for the call");
+    std::fs::write(dir.path().join("go"), "").unwrap();
+    let (text, is_error) = tool_text(&running.join().unwrap()).unwrap();
+    assert!(!is_error && text.contains("finished-"), "{text}");
+    assert!(
+        wait_until(Duration::from_secs(20), || server
+            .child
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "the server exits once drained"
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || process_gone(bg_pid)),
+        "the background process {bg_pid} outlived the drain"
+    );
+    let stderr = server.stderr().join("\n");
+    assert!(stderr.contains("drained"), "{stderr}");
+}
+
+/// A call that outlasts `--drain-grace` does not hold the exit.
+#[test]
+fn drain_gives_up_after_its_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(
+        dir.path(),
+        &["--toolsets", "terminal", "--drain-grace", "1"],
+        None,
+    );
+    let session = open_session(server.addr).unwrap();
+    let addr = server.addr;
+    let running = std::thread::spawn(move || {
+        call_tool(
+            addr,
+            Some(&session),
+            "terminal",
+            json!({"command": "touch started; sleep 120", "timeout": 600}),
+        )
+    });
+    assert!(wait_until(Duration::from_secs(20), || dir
+        .path()
+        .join("started")
+        .exists()));
+    sigterm(server.pid());
+    assert!(
+        wait_until(Duration::from_secs(20), || server
+            .child
+            .try_wait()
+            .unwrap()
+            .is_some()),
+        "the server exits after its grace"
+    );
+    // The client's call ends (its connection closed), without a result.
+    assert!(tool_text(&running.join().unwrap()).is_none());
+    let stderr = server.stderr().join("\n");
+    assert!(stderr.contains("still running after 1 s"), "{stderr}");
+}
+
+/// The readiness endpoint is open to a health checker without the token;
+/// nothing else is.
+#[test]
+fn readiness_needs_no_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--token", "s3cret-for-readiness"], None);
+    let ready = get(server.addr, "/ready");
+    assert_eq!(
+        (ready.status, ready.body.trim()),
+        (200, "ready"),
+        "{ready:?}"
+    );
+    assert_eq!(get(server.addr, "/mcp").status, 401);
+    assert_eq!(open_session(server.addr).unwrap_err().status, 401);
+}
