@@ -121,6 +121,11 @@ enum Command {
         /// refused); then it stops.
         #[arg(long, value_name = "SECS", default_value_t = hermes_mcp_server::ServeOptions::DEFAULT_DRAIN_GRACE_SECS)]
         drain_grace: u64,
+        /// With --http: no sessions; any host answers any request. Only for
+        /// toolsets that keep no session state (file, web, skills, memory);
+        /// refuses to start with others (terminal, todo, ...).
+        #[arg(long)]
+        stateless: bool,
     },
     /// The profile's config.yaml: show, check, path.
     #[command(subcommand)]
@@ -289,6 +294,7 @@ fn main() -> ExitCode {
             session_idle_timeout,
             header_read_timeout,
             drain_grace,
+            stateless,
         } => {
             let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
             config_cmd::warn_on_errors(&profile);
@@ -313,6 +319,7 @@ fn main() -> ExitCode {
                     header_read_timeout: std::time::Duration::from_secs(header_read_timeout),
                 },
                 drain_grace: std::time::Duration::from_secs(drain_grace),
+                stateless,
             };
             match hermes_mcp_server::serve(registry, options) {
                 Ok(()) => ExitCode::SUCCESS,

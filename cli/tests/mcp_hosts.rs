@@ -146,3 +146,77 @@ fn readiness_needs_no_token() {
     assert_eq!(get(server.addr, "/mcp").status, 401);
     assert_eq!(open_session(server.addr).unwrap_err().status, 401);
 }
+
+/// `--stateless`: no session is needed or given; a file written through
+/// one host is read through another, each request on its own.
+#[test]
+fn stateless_hosts_answer_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--toolsets", "file,web,skills,memory", "--stateless"];
+    let a = Server::start(dir.path(), &args, None);
+    let b = Server::start(dir.path(), &args, None);
+    let init = a.initialize();
+    assert_eq!(init.status, 200, "{init:?}");
+    assert_eq!(init.header("mcp-session-id"), None, "{init:?}");
+    let written = call_tool(
+        a.addr,
+        None,
+        "write_file",
+        json!({"path": "shared.txt", "content": "written through host a\n"}),
+    );
+    let (text, is_error) = tool_text(&written).unwrap_or_else(|| panic!("{written:?}"));
+    assert!(!is_error, "{text}");
+    let read = call_tool(b.addr, None, "read_file", json!({"path": "shared.txt"}));
+    let (text, is_error) = tool_text(&read).unwrap_or_else(|| panic!("{read:?}"));
+    assert!(
+        !is_error && text.contains("written through host a"),
+        "{text}"
+    );
+}
+
+/// `--stateless` with a toolset that keeps session state refuses to start,
+/// naming each such tool and its toolset.
+#[test]
+fn stateless_refuses_tools_that_keep_session_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(mcp_support::BIN)
+        .args(["serve", "--mcp", "--http", "127.0.0.1:0", "--stateless"])
+        .args(["--toolsets", "file,terminal,todo", "--profile"])
+        .arg(dir.path().join("profile"))
+        .env_remove("HERMES_MCP_TOKEN")
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for named in ["terminal (terminal)", "process (terminal)", "todo (todo)"] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
+    assert!(!stderr.contains("read_file"), "{stderr}");
+}
+
+/// A session this host does not hold (its host died, or it ended) is
+/// answered 404, MCP's "session ended"; a new session works.
+#[test]
+fn an_unknown_session_is_404_and_a_new_one_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--toolsets", "file"], None);
+    let gone = call_tool(
+        server.addr,
+        Some("0123456789abcdef-of-another-host"),
+        "read_file",
+        json!({"path": "x"}),
+    );
+    assert_eq!(gone.status, 404, "{gone:?}");
+    let session = open_session(server.addr).unwrap();
+    std::fs::write(dir.path().join("x"), "fresh\n").unwrap();
+    let read = call_tool(
+        server.addr,
+        Some(&session),
+        "read_file",
+        json!({"path": "x"}),
+    );
+    let (text, is_error) = tool_text(&read).unwrap_or_else(|| panic!("{read:?}"));
+    assert!(!is_error && text.contains("fresh"), "{text}");
+}

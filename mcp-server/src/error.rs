@@ -47,6 +47,18 @@ pub enum ServeError {
     /// The stdio session's task ended abnormally.
     #[error("MCP session over stdio ended abnormally: {0}")]
     StdioEnded(tokio::task::JoinError),
+    /// `--stateless` with tools that keep state in their session; one
+    /// `tool (toolset)` per entry.
+    #[error(
+        "--stateless serves only tools that keep no session state (their toolset says \
+         `stateless = true`); these need their session's host: {}. Withhold them \
+         (--disable) or serve with sessions",
+        .0.join(", ")
+    )]
+    StatefulTools(Vec<String>),
+    /// `--stateless` without `--http` (stdio is one session).
+    #[error("--stateless applies to --http only (stdio is one session)")]
+    StatelessStdio,
     /// The HTTP address cannot be listened on.
     #[error("cannot listen on {addr}: {error}")]
     Listen {

@@ -175,6 +175,7 @@ pub(super) async fn serve(
     token: Option<String>,
     limits: Limits,
     drain: Arc<Drain>,
+    stateless: bool,
 ) -> Result<(), ServeError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -182,6 +183,14 @@ pub(super) async fn serve(
     let local = listener.local_addr().map_err(ServeError::LocalAddress)?;
     let mut config =
         StreamableHttpServerConfig::default().with_max_request_body_bytes(limits.max_message_bytes);
+    if stateless {
+        // No sessions: each POST is answered on its own, with a fresh
+        // handler (`for_new_session`), as plain JSON when nothing else
+        // comes before the answer.
+        config = config
+            .with_legacy_session_mode(false)
+            .with_json_response(true);
+    }
     if !local.ip().is_loopback() {
         // rmcp's default Host check (DNS rebinding) only admits loopback
         // names; off loopback every request must carry the token instead.
@@ -199,7 +208,8 @@ pub(super) async fn serve(
     );
     let token: Option<Arc<str>> = token.map(Arc::from);
     eprintln!(
-        "hermes-tools: MCP over streamable HTTP at http://{local}{HTTP_PATH}{}",
+        "hermes-tools: MCP over streamable HTTP at http://{local}{HTTP_PATH}{}{}",
+        if stateless { " (stateless)" } else { "" },
         if token.is_some() {
             " (bearer token required)"
         } else {
@@ -286,6 +296,10 @@ pub(super) async fn serve(
                         if !request.headers().contains_key(SESSION_HEADER) {
                             if drain.is_draining() {
                                 return Ok(draining_response());
+                            }
+                            if stateless {
+                                // Answered on its own: no session to hold.
+                                return Ok(in_flight.hold(mcp.handle(request).await));
                             }
                             let Some(slot) = sessions.reserve() else {
                                 let mut response = plain(

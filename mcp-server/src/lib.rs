@@ -53,6 +53,15 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), ServeError> {
     define_core_toolset(registry);
     let server = HermesServer::new(registry, &options)?;
+    if options.stateless {
+        if options.http.is_none() {
+            return Err(ServeError::StatelessStdio);
+        }
+        let stateful = server.stateful_tools();
+        if !stateful.is_empty() {
+            return Err(ServeError::StatefulTools(stateful));
+        }
+    }
     let token = match options.token {
         Some(token) if options.http.is_some() => Some(http::vet_token(&token)?),
         _ => None,
@@ -68,6 +77,7 @@ pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), S
         .map_err(ServeError::Runtime)?;
     let limits = options.limits;
     let drain_grace = options.drain_grace;
+    let stateless = options.stateless;
     let watchers = server.watchers.clone();
     let outcome = runtime.block_on(async move {
         tokio::spawn(forward_process_notifications(watchers));
@@ -78,7 +88,7 @@ pub fn serve(registry: &'static Registry, options: ServeOptions) -> Result<(), S
             async move {
                 match address {
                     None => stdio::serve(server, &limits).await,
-                    Some(addr) => http::serve(server, addr, token, limits, drain).await,
+                    Some(addr) => http::serve(server, addr, token, limits, drain, stateless).await,
                 }
             }
         };

@@ -28,6 +28,10 @@ pub struct ServeOptions {
     /// With `http`: how long SIGTERM's drain waits for running calls
     /// (`--drain-grace`).
     pub drain_grace: Duration,
+    /// With `http`: no sessions; every request is answered on its own, by
+    /// any host (`--stateless`). Only for tools whose own toolset is
+    /// declared stateless (`stateless = true` in `toolsets.toml`).
+    pub stateless: bool,
 }
 
 impl ServeOptions {

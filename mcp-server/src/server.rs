@@ -174,6 +174,24 @@ impl HermesServer {
         server
     }
 
+    /// The exposed tools that keep state in their session (`tool
+    /// (toolset)`): those whose own toolset is not declared stateless.
+    pub(crate) fn stateful_tools(&self) -> Vec<String> {
+        let toolsets = self.registry.toolsets();
+        self.definitions_raw()
+            .names()
+            .into_iter()
+            .filter_map(|name| {
+                let own = self.registry.tool(name).map(|t| t.toolset().to_string());
+                match own {
+                    Some(own) if toolsets.is_stateless(&own) => None,
+                    Some(own) => Some(format!("{name} ({own})")),
+                    None => Some(name.to_string()),
+                }
+            })
+            .collect()
+    }
+
     fn definitions_raw(&self) -> hermes_runtime::definitions::Definitions {
         let enabled: Vec<&str> = self.toolsets.iter().map(String::as_str).collect();
         let disabled: Vec<&str> = self.disable.iter().map(String::as_str).collect();

@@ -260,19 +260,47 @@ pub fn always_approved(home: &Path) -> HashSet<String> {
 /// Serializes writers of `approvals.json` within the process.
 static ALWAYS_WRITE: Mutex<()> = Mutex::new(());
 
+/// How long [`remember_always`] waits for another process's write.
+const ALWAYS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Adds `key` to the profile's "always" answers: the file is rewritten
 /// through a temporary file in the same folder and a rename, so a reader
-/// sees the old list or the new one, never half of one.
+/// sees the old list or the new one, never half of one. The read, change
+/// and rename run under an exclusive lock on the profile folder itself
+/// (`flock`), so processes sharing one profile (several `serve` hosts on
+/// one volume) do not lose each other's answers; a lock held past
+/// 5 s is an error, not a hang.
 pub fn remember_always(home: &Path, key: &str) -> std::io::Result<()> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let _w = ALWAYS_WRITE.lock().unwrap_or_else(|e| e.into_inner());
+    std::fs::create_dir_all(home)?;
+    let folder = std::fs::File::open(home)?;
+    let until = std::time::Instant::now() + ALWAYS_LOCK_WAIT;
+    loop {
+        match folder.try_lock() {
+            Ok(()) => break,
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!(
+                        "{} is locked by another process for over {} s; the answer is not saved",
+                        home.display(),
+                        ALWAYS_LOCK_WAIT.as_secs()
+                    ),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
     let mut keys: Vec<String> = always_approved(home).into_iter().collect();
     if keys.iter().any(|k| k == key) {
         return Ok(());
     }
     keys.push(key.to_string());
     keys.sort();
-    std::fs::create_dir_all(home)?;
     let text = serde_json::to_string_pretty(&serde_json::json!({ "always": keys }))
         .map_err(std::io::Error::other)?;
     let tmp = home.join(format!(

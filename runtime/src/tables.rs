@@ -82,6 +82,9 @@ pub struct StaticToolset {
     pub instructional: bool,
     /// Posture toolset: re-lists core tools without owning them.
     pub posture: bool,
+    /// Its tools keep no state in the session between calls: any host of
+    /// a profile may answer any call (`stateless = true` in toolsets.toml).
+    pub stateless: bool,
 }
 
 impl StaticToolset {
@@ -99,6 +102,7 @@ impl StaticToolset {
             includes,
             instructional: false,
             posture: false,
+            stateless: false,
         }
     }
 
@@ -111,6 +115,12 @@ impl StaticToolset {
     /// The same toolset, marked as a posture toolset.
     pub const fn posture(mut self) -> Self {
         self.posture = true;
+        self
+    }
+
+    /// The same toolset, marked stateless.
+    pub const fn stateless(mut self) -> Self {
+        self.stateless = true;
         self
     }
 }
@@ -302,6 +312,8 @@ fn merge(tables: &[&'static StaticTable]) -> StaticTable {
                 includes: leak(union(defs.iter().map(|d| d.includes))),
                 instructional: defs.iter().any(|d| d.instructional),
                 posture: defs.iter().any(|d| d.posture),
+                // Stateless only if every table that defines it says so.
+                stateless: defs.iter().all(|d| d.stateless),
             }
         })
         .collect();

@@ -120,6 +120,7 @@ struct Def {
     includes: Vec<String>,
     instructional: bool,
     posture: bool,
+    stateless: bool,
 }
 
 /// The toolsets of one agent process: a static table plus run-time additions.
@@ -191,6 +192,7 @@ impl Toolsets {
                 includes: c.includes.clone(),
                 instructional: false,
                 posture: false,
+                stateless: false,
             }
         } else {
             let s = self.by_name.get(name)?;
@@ -200,6 +202,7 @@ impl Toolsets {
                 includes: s.includes.iter().map(|t| (*t).to_owned()).collect(),
                 instructional: s.instructional,
                 posture: s.posture,
+                stateless: s.stateless,
             }
         };
         if let Some(extra) = rt.plugin.get(name) {
@@ -402,6 +405,15 @@ impl Toolsets {
     pub fn is_posture(&self, name: &str) -> bool {
         let rt = self.read();
         self.lookup(&rt, name).is_some_and(|d| d.posture)
+    }
+
+    /// Whether `name` is declared stateless: its tools keep nothing in the
+    /// session between calls, so any host may answer any call. A toolset
+    /// created at run time (an MCP server's) or unknown is not: forgetting
+    /// to declare it is safe.
+    pub fn is_stateless(&self, name: &str) -> bool {
+        let rt = self.read();
+        self.lookup(&rt, name).is_some_and(|d| d.stateless)
     }
 
     /// Whether `name` is an instructional toolset (skills, prompts, playbooks).

@@ -158,6 +158,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cli",
@@ -166,6 +167,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "notes",
@@ -174,6 +176,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "research",
@@ -182,6 +185,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: true,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "search",
@@ -190,6 +194,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
         ],
         core: &["echo", "notes_read"],

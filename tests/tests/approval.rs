@@ -566,3 +566,51 @@ fn a_command_writing_the_approvals_file_needs_the_user() {
     );
     assert!(v.get("error").is_none(), "{v}");
 }
+
+/// The variable that makes this test binary a writer of "always" answers
+/// (`HOME_DIR:PREFIX`) for `always_answers_of_processes_sharing_a_profile_all_stay`.
+const ALWAYS_WRITER_ENV: &str = "HERMES_TEST_ALWAYS_WRITER";
+const ANSWERS_PER_WRITER: usize = 15;
+
+/// Several processes on one profile folder (hosts on a shared volume)
+/// each saving "always" answers at the same time: every answer stays
+/// (the read, change and rename run under the folder's lock).
+#[test]
+fn always_answers_of_processes_sharing_a_profile_all_stay() {
+    if let Ok(job) = std::env::var(ALWAYS_WRITER_ENV) {
+        let (home, prefix) = job.split_once(':').unwrap();
+        for i in 0..ANSWERS_PER_WRITER {
+            approval::remember_always(Path::new(home), &format!("{prefix}-{i}")).unwrap();
+        }
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("profile");
+    let exe = std::env::current_exe().unwrap();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "always_answers_of_processes_sharing_a_profile_all_stay",
+                    "--test-threads=1",
+                ])
+                .env(ALWAYS_WRITER_ENV, format!("{}:w{w}", home.display()))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut writer in writers {
+        assert!(writer.wait().unwrap().success());
+    }
+    let kept = approval::always_approved(&home);
+    for w in 0..4 {
+        for i in 0..ANSWERS_PER_WRITER {
+            assert!(
+                kept.contains(&format!("w{w}-{i}")),
+                "w{w}-{i} lost: {kept:?}"
+            );
+        }
+    }
+}

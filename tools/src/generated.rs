@@ -137,6 +137,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: true,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "clarify",
@@ -145,6 +146,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "coding",
@@ -167,6 +169,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: true,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "debugging",
@@ -175,6 +178,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &["web", "file"],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "delegation",
@@ -191,6 +195,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: true,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-acp",
@@ -212,6 +217,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-api-server",
@@ -233,6 +239,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-bluebubbles",
@@ -256,6 +263,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cli",
@@ -279,6 +287,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cron",
@@ -302,6 +311,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-dingtalk",
@@ -325,6 +335,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-discord",
@@ -348,6 +359,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-email",
@@ -371,6 +383,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-feishu",
@@ -394,6 +407,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-gateway",
@@ -422,6 +436,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 ],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-homeassistant",
@@ -445,6 +460,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-matrix",
@@ -468,6 +484,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-mattermost",
@@ -491,6 +508,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-qqbot",
@@ -514,6 +532,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-signal",
@@ -537,6 +556,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-slack",
@@ -560,6 +580,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-sms",
@@ -583,6 +604,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-telegram",
@@ -606,6 +628,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-webhook",
@@ -614,6 +637,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-wecom",
@@ -637,6 +661,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-wecom-callback",
@@ -660,6 +685,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-weixin",
@@ -683,6 +709,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-whatsapp",
@@ -706,6 +733,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-yuanbao",
@@ -729,6 +757,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "memory",
@@ -738,6 +767,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: true,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "safe",
@@ -746,6 +776,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &["web"],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "search",
@@ -754,6 +785,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: true,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "skills",
@@ -762,6 +794,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: true,
                 posture: false,
+                stateless: true,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "terminal",
@@ -770,6 +803,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "todo",
@@ -778,6 +812,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "web",
@@ -786,6 +821,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: true,
             },
         ],
         core: &[

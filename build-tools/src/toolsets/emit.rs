@@ -40,7 +40,7 @@ pub fn table_tokens(table: &Table, types: &TokenStream, item: &str) -> TokenStre
     let toolsets = table.expanded_toolsets().into_iter().map(|t| {
         let (name, description) = (&t.name.name, &t.description);
         let (tools, includes) = (names(&t.tools), names(&t.includes));
-        let (instructional, posture) = (t.instructional, t.posture);
+        let (instructional, posture, stateless) = (t.instructional, t.posture, t.stateless);
         quote! {
             #types::StaticToolset {
                 name: #name,
@@ -49,6 +49,7 @@ pub fn table_tokens(table: &Table, types: &TokenStream, item: &str) -> TokenStre
                 includes: #includes,
                 instructional: #instructional,
                 posture: #posture,
+                stateless: #stateless,
             }
         }
     });

@@ -29,6 +29,7 @@
 //! description = "Read skill documents"
 //! tools = ["skills_list"]
 //! instructional = true          # skills / prompts / playbooks; optional
+//! stateless = true              # its tools keep nothing in the session; optional
 //!
 //! [toolsets.coding]
 //! description = "Everything for pairing on code"
@@ -113,6 +114,9 @@ pub struct ToolsetDef {
     pub instructional: bool,
     /// A posture toolset re-lists core tools without owning them.
     pub posture: bool,
+    /// Its tools keep no state in the session between calls (what they
+    /// keep is on the profile's filesystem): any host may answer any call.
+    pub stateless: bool,
     /// For a generated bundle, the platform it came from.
     pub platform: Option<String>,
 }
@@ -205,6 +209,7 @@ impl Table {
                     includes: Vec::new(),
                     instructional: false,
                     posture: false,
+                    stateless: false,
                     platform: None,
                 });
                 self.toolsets.sort_by(|a, b| a.name.name.cmp(&b.name.name));
@@ -243,6 +248,7 @@ impl Table {
             includes: Vec::new(),
             instructional: false,
             posture: false,
+            stateless: false,
             platform: Some(platform.name.name.clone()),
         }
     }
@@ -279,6 +285,7 @@ impl Table {
                     includes: Vec::new(),
                     instructional: false,
                     posture: false,
+                    stateless: false,
                     platform: Some(platform.clone()),
                 });
             }

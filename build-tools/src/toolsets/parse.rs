@@ -42,6 +42,8 @@ struct RawToolset {
     instructional: bool,
     #[serde(default)]
     posture: bool,
+    #[serde(default)]
+    stateless: bool,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -134,6 +136,7 @@ pub fn parse_table(text: &str) -> Result<Table, Vec<TableError>> {
             includes: index.entries(&t.includes),
             instructional: t.instructional,
             posture: t.posture,
+            stateless: t.stateless,
             platform: None,
         })
         .collect();

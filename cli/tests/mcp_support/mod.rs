@@ -245,7 +245,10 @@ pub fn call_tool(
     if let Some(id) = session {
         headers.push(("mcp-session-id", id));
     }
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+    // Ids unique in the process: calls of one session may overlap.
+    static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(100);
+    let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                                   "params": {"name": name, "arguments": args}});
     request(addr, "POST", &headers, &body.to_string())
 }

@@ -65,6 +65,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-bluebubbles",
@@ -73,6 +74,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cli",
@@ -81,6 +83,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-cron",
@@ -89,6 +92,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-dingtalk",
@@ -97,6 +101,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-discord",
@@ -105,6 +110,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-email",
@@ -113,6 +119,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-feishu",
@@ -121,6 +128,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-homeassistant",
@@ -129,6 +137,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-matrix",
@@ -137,6 +146,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-mattermost",
@@ -145,6 +155,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-qqbot",
@@ -153,6 +164,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-signal",
@@ -161,6 +173,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-slack",
@@ -169,6 +182,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-sms",
@@ -177,6 +191,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-telegram",
@@ -185,6 +200,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-webhook",
@@ -193,6 +209,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-wecom",
@@ -201,6 +218,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-wecom-callback",
@@ -209,6 +227,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-weixin",
@@ -217,6 +236,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-whatsapp",
@@ -225,6 +245,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "hermes-yuanbao",
@@ -233,6 +254,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "units",
@@ -241,6 +263,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
         ],
         core: &["unit_convert", "word_count"],

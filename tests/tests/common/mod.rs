@@ -33,6 +33,7 @@ pub fn static_table_from(table: &table::Table) -> StaticTable {
             includes: names(&t.includes),
             instructional: t.instructional,
             posture: t.posture,
+            stateless: t.stateless,
         })
         .collect();
     let legacy: Vec<StaticLegacy> = table

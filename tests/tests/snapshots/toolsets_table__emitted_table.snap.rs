@@ -9,6 +9,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "clarify",
@@ -17,6 +18,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "coding",
@@ -39,6 +41,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: true,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "debugging",
@@ -47,6 +50,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &["web", "file"],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "file",
@@ -55,6 +59,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-acp",
@@ -76,6 +81,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-api-server",
@@ -98,6 +104,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-bluebubbles",
@@ -120,6 +127,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-cli",
@@ -142,6 +150,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-cron",
@@ -164,6 +173,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-dingtalk",
@@ -186,6 +196,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-discord",
@@ -208,6 +219,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-email",
@@ -230,6 +242,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-feishu",
@@ -252,6 +265,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-gateway",
@@ -280,6 +294,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             ],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-homeassistant",
@@ -302,6 +317,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-matrix",
@@ -324,6 +340,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-mattermost",
@@ -346,6 +363,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-qqbot",
@@ -368,6 +386,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-signal",
@@ -390,6 +409,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-slack",
@@ -412,6 +432,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-sms",
@@ -434,6 +455,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-telegram",
@@ -456,6 +478,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-webhook",
@@ -464,6 +487,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-wecom",
@@ -486,6 +510,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-wecom-callback",
@@ -508,6 +533,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-weixin",
@@ -530,6 +556,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-whatsapp",
@@ -552,6 +579,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "hermes-yuanbao",
@@ -574,6 +602,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "memory",
@@ -582,6 +611,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "safe",
@@ -590,6 +620,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &["web"],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "search",
@@ -598,6 +629,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "skills",
@@ -606,6 +638,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: true,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "terminal",
@@ -614,6 +647,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "todo",
@@ -622,6 +656,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
         hermes_runtime::__private::StaticToolset {
             name: "web",
@@ -630,6 +665,7 @@ pub static TABLE: hermes_runtime::__private::StaticTable = hermes_runtime::__pri
             includes: &[],
             instructional: false,
             posture: false,
+            stateless: false,
         },
     ],
     core: &[
