@@ -228,7 +228,12 @@ pub(super) async fn serve(
     let body_idle = limits.header_read_timeout;
     loop {
         let stream = match listener.accept().await {
-            Ok((stream, _peer)) => stream,
+            Ok((stream, _peer)) => {
+                // An answer goes out in several writes (head, events,
+                // the last chunk): no Nagle delay between them.
+                let _ = stream.set_nodelay(true);
+                stream
+            }
             Err(e) => {
                 // Out of descriptors and the like: wait, keep serving.
                 accept_log.warn(format_args!("accept failed: {e}"));
