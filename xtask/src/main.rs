@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod load;
 mod workspace;
 
 use std::path::{Path, PathBuf};
@@ -36,6 +37,10 @@ enum Task {
     CheckTools(check::CheckArgs),
     /// Time check-tools on generated crates of that many tools.
     BenchCheck(bench::BenchArgs),
+    /// Load `serve --mcp --http` on 127.0.0.1: calls/s and p50/p99 of
+    /// `read_file` and `terminal true`, one host direct and 1 or 2 hosts
+    /// behind HAProxy (deploy/mcp-hosts), and with a host killed halfway.
+    McpLoad(load::LoadArgs),
 }
 
 #[derive(Args)]
@@ -54,6 +59,7 @@ fn main() -> ExitCode {
         Some(Task::Gen(args)) => gen(args),
         Some(Task::CheckTools(args)) => check::check_tools(args),
         Some(Task::BenchCheck(args)) => bench::bench_check(args),
+        Some(Task::McpLoad(args)) => load::mcp_load(args),
         None => {
             // Bare `cargo xtask` lists the tasks.
             match Cli::command().print_help() {
