@@ -58,7 +58,15 @@ struct Topology {
 }
 
 impl Topology {
-    fn start(root: &Path, bin: &Path, n: usize, dir: &Path) -> Result<Topology, String> {
+    /// `stateless`: `--stateless --toolsets file`, else `--toolsets
+    /// file,terminal` with sessions.
+    fn start(
+        root: &Path,
+        bin: &Path,
+        n: usize,
+        dir: &Path,
+        stateless: bool,
+    ) -> Result<Topology, String> {
         // A folder of its own: no topology file of an earlier run in it.
         static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let run = dir.join(format!("run-{}", RUNS.fetch_add(1, Ordering::Relaxed)));
@@ -66,7 +74,11 @@ impl Topology {
         let mut script = Command::new(root.join("deploy/mcp-hosts"))
             .arg(n.to_string())
             .arg(&run)
-            .args(["--toolsets", "file,terminal", "--max-sessions", "1000"])
+            .args(if stateless {
+                &["--toolsets", "file", "--stateless"][..]
+            } else {
+                &["--toolsets", "file,terminal", "--max-sessions", "1000"][..]
+            })
             .arg("--profile")
             .arg(&profile)
             .env("HERMES_TOOLS", bin)
@@ -332,7 +344,8 @@ struct Tally {
     errors: u64,
     /// Sessions answered 404 and opened again.
     renewed: u64,
-    /// Errors seen by clients whose first session was on a host that lived.
+    /// Errors seen by clients whose first session was on a host that lived
+    /// (none counted without sessions).
     errors_on_live_hosts: u64,
 }
 
@@ -367,6 +380,9 @@ fn phase(
                             .call("read_file", &json!({"path": page_file, "limit": 1}))
                             .is_some_and(|(status, _)| status == 200)
                     }
+                    // Stateless: no host of its own; its errors are in
+                    // the errors column only.
+                    (_, None) => true,
                     _ => false,
                 };
                 let mut tally = Tally::default();
@@ -473,33 +489,28 @@ fn run(args: &LoadArgs) -> Result<(), String> {
 
 fn phases(root: &Path, bin: &Path, dir: &Path, args: &LoadArgs) -> Result<(), String> {
     for tool in ["read_file", "terminal"] {
-        let one = Topology::start(root, bin, 1, dir)?;
-        report(
-            "1 host, direct",
-            tool,
-            &one,
-            one.hosts[0].0,
-            args,
-            dir,
-            None,
-        )?;
+        let one = Topology::start(root, bin, 1, dir, false)?;
+        let direct = one.hosts[0].0;
+        report("1 host, direct", tool, &one, direct, args, dir, None)?;
         report("1 host, proxy", tool, &one, one.proxy, args, dir, None)?;
         drop(one);
-        let two = Topology::start(root, bin, 2, dir)?;
+        let two = Topology::start(root, bin, 2, dir, false)?;
         report("2 hosts, proxy", tool, &two, two.proxy, args, dir, None)?;
         drop(two);
-        let two = Topology::start(root, bin, 2, dir)?;
+        let two = Topology::start(root, bin, 2, dir, false)?;
         let kill = Some((two.hosts[1].1, two.hosts[1].0));
-        report(
-            "2 hosts, 1 killed halfway",
-            tool,
-            &two,
-            two.proxy,
-            args,
-            dir,
-            kill,
-        )?;
+        let setup = "2 hosts, 1 killed halfway";
+        report(setup, tool, &two, two.proxy, args, dir, kill)?;
     }
+    // `read_file` with no sessions (`--stateless`): any host answers.
+    let two = Topology::start(root, bin, 2, dir, true)?;
+    let setup = "2 stateless hosts, proxy";
+    report(setup, "read_file", &two, two.proxy, args, dir, None)?;
+    drop(two);
+    let two = Topology::start(root, bin, 2, dir, true)?;
+    let kill = Some((two.hosts[1].1, two.hosts[1].0));
+    let setup = "2 stateless, 1 killed";
+    report(setup, "read_file", &two, two.proxy, args, dir, kill)?;
     Ok(())
 }
 
