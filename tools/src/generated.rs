@@ -187,6 +187,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 includes: &[],
                 instructional: false,
                 posture: false,
+                stateless: false,
             },
             ::hermes_runtime::__private::StaticToolset {
                 name: "file",
