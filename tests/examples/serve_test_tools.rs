@@ -26,6 +26,8 @@ fn main() {
         http: None,
         token: None,
         limits,
+        drain_grace: Duration::from_secs(hermes_mcp_server::ServeOptions::DEFAULT_DRAIN_GRACE_SECS),
+        stateless: false,
     };
     if let Err(e) = hermes_mcp_server::serve(hermes_tests::registry(), options) {
         eprintln!("error: {e}");
