@@ -106,7 +106,7 @@ struct Wire<T> {
     content: T,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Parts<'a> {
     #[serde(borrow)]
     text: std::borrow::Cow<'a, str>,
@@ -114,13 +114,20 @@ struct Parts<'a> {
     media: Vec<Media>,
 }
 
+/// [`Parts`] borrowed, to write the envelope without copying the media.
+#[derive(Serialize)]
+struct PartsRef<'a> {
+    text: &'a str,
+    media: &'a [Media],
+}
+
 impl Serialize for ToolContent {
     /// The envelope dispatch recognises: `{"hermes_content": {"text", "media"}}`.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         Wire {
-            content: Parts {
-                text: std::borrow::Cow::Borrowed(&self.text),
-                media: self.media.clone(),
+            content: PartsRef {
+                text: &self.text,
+                media: &self.media,
             },
         }
         .serialize(serializer)
