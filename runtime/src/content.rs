@@ -5,8 +5,8 @@
 //! `Result<ToolContent, E>`) like any other result type; a run-time tool's
 //! handler returns [`ToolContent::into_result`]. Inside dispatch the result
 //! stays one string, a JSON envelope (`{"hermes_content": {...}}`) that
-//! only this module writes and reads, so timeouts, hooks and the batch
-//! planner handle it as any result. When the handler has answered,
+//! only this module writes and reads, so timeouts, middleware and hooks
+//! handle it as any result. When the handler has answered,
 //! dispatch checks it (`settle`): the text goes through the result cap as
 //! any text result does; a media item that does not decode, whose MIME
 //! type is not of its kind, or that is over [`MAX_MEDIA_BYTES`] (or past
