@@ -369,6 +369,25 @@ mod tests {
     }
 
     #[test]
+    fn passed_media_are_kept_out_of_the_text() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\n");
+        let r = json!({"content": [{"type": "text", "text": "t"},
+                                   {"type": "image", "data": png, "mimeType": "image/png"},
+                                   {"type": "image", "data": "AAAA", "mimeType": "text/plain"}]});
+        let c = ToolContent::from_result(call_result(&r, "s", dir.path(), true));
+        assert_eq!(c.media.len(), 1);
+        assert_eq!(
+            (c.media[0].data.as_str(), c.media[0].mime_type.as_str()),
+            (png.as_str(), "image/png")
+        );
+        // The block whose type is not its kind's is rendered as without
+        // pass_media (here: nothing), and nothing was cached.
+        assert_eq!(c.text, r#"{"result":"t"}"#);
+        assert!(!dir.path().join("cache").exists());
+    }
+
+    #[test]
     fn images_are_cached_as_media() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let png = base64::engine::general_purpose::STANDARD.encode(b"\x89PNG\r\n\x1a\nrest");
