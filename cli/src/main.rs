@@ -179,13 +179,18 @@ fn main() -> ExitCode {
     hermes_tools::install_agent_loop_executors(registry);
     // The configured MCP servers' tools join the registry for as long as
     // the command runs (dropped, they are removed and the servers stopped).
-    let _mcp = match &command {
+    let mcp = match &command {
         Command::List | Command::Schema { .. } | Command::Check | Command::Serve { .. } => {
             mcp_cmd::connect_for(registry, &profile, None)
         }
         Command::Call { name, .. } => mcp_cmd::connect_for(registry, &profile, Some(name)),
         Command::Config(_) | Command::Mcp(_) => None,
     };
+    // As a gateway, upstream images go on to the client as image blocks:
+    // a file path on this machine is of no use to it.
+    if let (Some(clients), Command::Serve { .. }) = (&mcp, &command) {
+        clients.pass_media(true);
+    }
     match command {
         Command::List => {
             let entries = registry.builtin_entries();

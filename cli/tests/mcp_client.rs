@@ -618,6 +618,16 @@ async fn the_binary_lists_calls_and_reserves_mcp_tools() {
         text.contains("boom") && !text.trim_start().starts_with('{'),
         "{text}"
     );
+    // A gateway passes an upstream image on as an image block, not as a
+    // file path on its own machine.
+    let image = client
+        .call_tool(CallToolRequestParams::new("mcp__up__image"))
+        .await
+        .unwrap();
+    let blocks = serde_json::to_value(&image.content).unwrap();
+    assert_eq!(blocks[1]["type"], "image", "{blocks}");
+    assert_eq!(blocks[1]["mimeType"], "image/png", "{blocks}");
+    assert!(!blocks.to_string().contains("MEDIA:"), "{blocks}");
     let _ = client.cancel().await;
 }
 
