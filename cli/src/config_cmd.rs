@@ -32,6 +32,11 @@ pub fn run(command: ConfigCommand, registry: &Registry, profile: &Profile) -> (S
     // Read now, not from the cache: the file as it is this moment.
     let mut config = ProfileConfig::load(profile);
     check_toolset_names(&mut config, registry);
+    // `terminal.backend` names a row of the tools' backend table.
+    config.check_backend_name(
+        |name| hermes_tools::backend::entry(name).is_some(),
+        hermes_tools::backend::names(),
+    );
     match command {
         ConfigCommand::Path => (format!("{}\n", config.path.display()), ExitCode::SUCCESS),
         ConfigCommand::Show { platform, toolsets } => {

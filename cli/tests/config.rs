@@ -1199,3 +1199,47 @@ fn two_profiles_in_one_process_keep_their_own_settings() {
     assert_eq!(lines_read(&rt, &ctx_a), 11);
     assert_eq!(lines_read(&rt, &ctx_b), 9);
 }
+
+/// `terminal.backend` is held to the tools' backend table and the
+/// backends' keys to their types, each problem at its file:line:col.
+#[test]
+fn config_check_holds_the_backend_keys() {
+    let yaml = "terminal:\n  backend: sssh\n  ssh_port: 70000\n  ssh_host: [a]\n  \
+                docker_volumes: ['/a:/b', 'nocolon']\n  docker_network: maybe\n  \
+                container_cpu: -1\n";
+    let p = profile_with(yaml);
+    let file = p.path().join("config.yaml");
+    let check = run(p.path(), &["config", "check"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    for (key, word, says) in [
+        ("terminal.backend", "sssh", "unknown backend `sssh`"),
+        ("terminal.ssh_port", "70000", ""),
+        ("terminal.ssh_host", "[a]", "expected a string"),
+        ("terminal.docker_volumes[1]", "'nocolon'", "HOST:CONTAINER"),
+        ("terminal.docker_network", "maybe", ""),
+        ("terminal.container_cpu", "-1", ""),
+    ] {
+        let want = format!(
+            "{}:{}: error: {key}: ",
+            file.display(),
+            position_of(yaml, word)
+        );
+        let line = check
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&want))
+            .unwrap_or_else(|| panic!("wanted {want:?} in\n{}", check.stdout));
+        assert!(line.contains(says), "{line}");
+    }
+    assert!(
+        check.stdout.contains("did you mean ssh"),
+        "{}",
+        check.stdout
+    );
+    // Every name of the table passes.
+    for name in ["local", "ssh", "docker"] {
+        let p = profile_with(&format!("terminal:\n  backend: {name}\n"));
+        let check = run(p.path(), &["config", "check"]);
+        assert_eq!(check.code, 0, "{name}: {}", check.stdout);
+    }
+}

@@ -934,6 +934,10 @@ pub struct BackgroundOptions {
     pub notify_on_complete: bool,
     /// Notifications when its output contains one of these.
     pub watch_patterns: Vec<String>,
+    /// The command as the model wrote it, when `command` is a wrapper
+    /// around it (a remote backend's client): what `process` shows,
+    /// notifications name and the input check reads. `None`: `command`.
+    pub label: Option<String>,
 }
 
 impl ProcessTable {
@@ -953,10 +957,11 @@ impl ProcessTable {
         while lock(&self.procs).contains_key(&id) {
             id = new_id();
         }
+        let shown = options.label.as_deref().unwrap_or(command).to_string();
         let watcher = Arc::new(notify::Watcher::new(
             notify::Origin {
                 session_id: id.clone(),
-                command: command.to_string(),
+                command: shown.clone(),
                 profile_home: ctx.profile().home().to_path_buf(),
                 task_id: ctx.session_id().map(str::to_string),
                 redact: crate::redact::enabled_for(ctx.profile()),
@@ -977,7 +982,7 @@ impl ProcessTable {
         let mut procs = lock(&self.procs);
         let bg = Arc::new(Background {
             id,
-            command: command.to_string(),
+            command: shown,
             cwd: cwd.to_path_buf(),
             profile_home: ctx.profile().home().to_path_buf(),
             session_id: ctx.session_id().map(str::to_string),

@@ -27,6 +27,7 @@
 //! the registry's tables under [`generated`], the handles at the root.
 
 mod agent_loop;
+pub mod backend;
 pub mod generated;
 mod schema_util;
 mod session;
@@ -49,6 +50,7 @@ pub fn registry() -> &'static Registry {
 /// were still running.
 pub fn shutdown_background_processes(grace: std::time::Duration) -> usize {
     let running = hermes_procs::table().shutdown_all(grace);
+    backend::shutdown();
     tools::terminal::session::shutdown();
     running
 }

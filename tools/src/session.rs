@@ -122,6 +122,7 @@ impl Session {
             // The profile's teardown grace (`terminal.daemon_term_grace_seconds`).
             let grace = hermes_procs::grace_for(ctx.profile());
             hermes_procs::table().end_session(ctx.profile(), &id, grace);
+            crate::backend::end(&ctx);
             crate::tools::terminal::session::end(&ctx);
             crate::tools::todo::forget_session(&id);
             crate::tools::file::forget_file_reads(Some(&id));
@@ -193,6 +194,7 @@ impl Drop for ProfileSessions {
         for end in std::mem::take(&mut self.enders) {
             end();
         }
+        crate::backend::end_profile(&self.profile);
         crate::tools::terminal::session::end_profile(&self.profile);
     }
 }

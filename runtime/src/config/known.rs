@@ -109,20 +109,13 @@ pub(crate) const REFERENCE_ROOT: &[&str] = &[
 /// does not have (containers, remote hosts, shell snapshots).
 pub(crate) const REFERENCE_TERMINAL: &[&str] = &[
     "auto_source_bashrc",
-    "backend",
-    "container_cpu",
     "container_disk",
-    "container_memory",
     "container_persistent",
     "daytona_image",
     "docker_env",
     "docker_extra_args",
     "docker_forward_env",
-    "docker_image",
-    "docker_mount_cwd_to_workspace",
-    "docker_network",
     "docker_run_as_host_user",
-    "docker_volumes",
     "home_mode",
     "modal_image",
     "modal_mode",
@@ -163,16 +156,11 @@ pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
 /// The warning for a reference key of a section this project reads whose
 /// value asks for a protection or a way of running commands this project
 /// does not have (so the user would be less protected than they think),
-/// when it does: a non-local `terminal.backend` (commands run on this
-/// machine here), Tirith (no scanner here), an MCP server's client
+/// when it does: Tirith (no scanner here), an MCP server's client
 /// certificate or OAuth. The rest of the reference's keys stay quiet.
 pub(crate) fn unhonoured(section: &str, name: &str, value: Option<&str>) -> Option<String> {
     let value = value.map(str::trim);
     let why = match (section, name) {
-        ("terminal", "backend") if !matches!(value, Some("" | "local")) => {
-            "not honoured: commands run on this machine (the local backend), under the \
-             agent's own rules, never in a container or on a remote host"
-        }
         ("security", "tirith_enabled" | "tirith_fail_open" | "tirith_path" | "tirith_timeout")
             if !matches!(
                 (name, value),

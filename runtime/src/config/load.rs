@@ -969,3 +969,56 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         pos: at,
     })
 }
+
+/// A value given as text (`terminal.ssh_host`, `docker_image`), trimmed;
+/// a NUL or a line break in it is an error.
+pub(super) fn plain_text(r: &mut Reader, key: &str, v: &Node) -> Option<String> {
+    let text = r.string(key, v)?.trim().to_string();
+    if text.contains(['\0', '\n', '\r']) {
+        r.expected(key, v, "one line of text");
+        return None;
+    }
+    Some(text)
+}
+
+/// `terminal.backend`: a name (lower-case letters, digits, `-`, `_`);
+/// whether the program has it is `ProfileConfig::check_backend_name`'s
+/// question (the table is the tools'). Empty is `local`.
+pub(super) fn backend_name(r: &mut Reader, key: &str, v: &Node) -> Option<String> {
+    let text = plain_text(r, key, v)?.to_ascii_lowercase();
+    if text.is_empty() {
+        return Some("local".to_string());
+    }
+    if !text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        r.expected(key, v, "a backend name such as local, ssh or docker");
+        return None;
+    }
+    Some(text)
+}
+
+/// `terminal.docker_volumes`: `HOST:CONTAINER[:OPTIONS]`, both paths
+/// absolute; a bad entry is reported and left out.
+pub(super) fn volumes(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<String>> {
+    let items = r.strings_at(key, v)?;
+    let mut out = Vec::new();
+    for (item_key, text, pos) in items {
+        let parts: Vec<&str> = text.split(':').collect();
+        let ok = (2..=3).contains(&parts.len())
+            && parts[..2]
+                .iter()
+                .all(|p| p.starts_with('/') || p.starts_with("~/"));
+        if ok {
+            out.push(text);
+        } else {
+            r.error(
+                &item_key,
+                pos,
+                format!("`{text}` is not HOST:CONTAINER[:OPTIONS] with absolute paths; left out"),
+            );
+        }
+    }
+    Some(out)
+}

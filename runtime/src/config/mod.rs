@@ -402,6 +402,54 @@ section! {
         /// without Landlock.
         sandbox_fallback: SandboxFallback = SandboxFallback::Refuse,
             read load::sandbox_fallback, show |f| f.as_str().into(), example "unsandboxed";
+        /// `terminal.backend`: the machine commands and file tools run on, a
+        /// name of the tools' backend table (`local`, `ssh`, `docker`);
+        /// `config check` holds it to that table.
+        backend: String = "local".to_string(),
+            read load::backend_name, show |b| b.clone(), example "ssh";
+        /// `terminal.ssh_host`: the host of the `ssh` backend.
+        ssh_host: String = String::new(),
+            read load::plain_text, show |h| h.clone(), example "build.example.com";
+        /// `terminal.ssh_user`: the user it logs in as (empty: ssh's default).
+        ssh_user: String = String::new(),
+            read load::plain_text, show |u| u.clone(), example "deploy";
+        /// `terminal.ssh_port`.
+        ssh_port: u16 = 22,
+            read |r, key, v| r.int(key, v, 1, 65_535).map(|n| n as u16),
+            show display, example "2222";
+        /// `terminal.ssh_key`: the private key file (empty: ssh's defaults).
+        ssh_key: Option<PathBuf> = None,
+            read load::cwd,
+            show |p| p.as_ref().map_or("(ssh's default keys)".into(), |p| p.display().to_string()),
+            example "~/.ssh/id_ed25519";
+        /// `terminal.docker_image`: the image of the `docker` backend's
+        /// container (the reference's default).
+        docker_image: String = "nikolaik/python-nodejs:python3.11-nodejs20".to_string(),
+            read load::plain_text, show |i| i.clone(), example "debian:stable-slim";
+        /// `terminal.docker_volumes`: `HOST:CONTAINER[:OPTIONS]` bind mounts.
+        docker_volumes: Vec<String> = Vec::new(),
+            read load::volumes, show |v| list(v), example "['/srv/data:/data:ro']";
+        /// `terminal.docker_mount_cwd_to_workspace`: mount the session's
+        /// working directory at `/workspace` (off by default, as in the
+        /// reference).
+        docker_mount_cwd_to_workspace: bool = false,
+            read Reader::bool, show display, example "true";
+        /// `terminal.docker_network`: `false` runs the container without a
+        /// network (`--network none`).
+        docker_network: bool = true,
+            read Reader::bool, show display, example "false";
+        /// `terminal.container_cpu`: CPUs the container may use (`--cpus`;
+        /// `None`: no limit asked).
+        container_cpu: Option<f64> = None,
+            read |r, key, v| r.float(key, v, 0.01, 1024.0).map(Some),
+            show |c| c.map_or("(no limit)".into(), |c| c.to_string()),
+            example "1.5";
+        /// `terminal.container_memory`: memory the container may use, in MB
+        /// (`--memory`; `None`: no limit asked).
+        container_memory: Option<u64> = None,
+            read |r, key, v| r.int(key, v, 6, 16_777_216).map(|n| Some(n as u64)),
+            show |m| m.map_or("(no limit)".into(), |m| format!("{m} MB")),
+            example "2048";
     }
     reference: REFERENCE_TERMINAL;
 }
@@ -609,6 +657,41 @@ impl ProfileConfig {
         }
         (self.diagnostics, self.dropped) = r.finish();
         self.toolset_mentions = mentions;
+    }
+
+    /// Holds `terminal.backend` to the backends the program has (`known`,
+    /// the tools' backend table; `candidates` its names): an unknown one is
+    /// an error at its position, with a did-you-mean.
+    pub fn check_backend_name<'c>(
+        &mut self,
+        known: impl Fn(&str) -> bool,
+        candidates: impl IntoIterator<Item = &'c str> + Clone,
+    ) {
+        let setting = &self.terminal.backend;
+        if known(&setting.value) {
+            return;
+        }
+        let Source::File(pos) = setting.source else {
+            return;
+        };
+        let name = setting.value.clone();
+        let home = self
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut r = Reader::resume(std::mem::take(&mut self.diagnostics), self.dropped, home);
+        let hint = did_you_mean(&name, candidates.clone());
+        let names: Vec<&str> = candidates.into_iter().collect();
+        r.error(
+            "terminal.backend",
+            pos,
+            format!(
+                "unknown backend `{name}`{hint}; this agent has: {}",
+                names.join(", ")
+            ),
+        );
+        (self.diagnostics, self.dropped) = r.finish();
     }
 
     /// Whether a toolset list's `name` is the reference's word for an MCP

@@ -142,7 +142,29 @@ impl Guard {
     /// The guard for calls made with `ctx`: its working directory and
     /// profile, and the user's home (`$HOME`).
     pub fn new(ctx: &ToolContext) -> Self {
-        let cwd = ctx.cwd().to_path_buf();
+        Self::with_cwd(ctx, ctx.cwd().to_path_buf())
+    }
+
+    /// The guard of another machine's paths (a remote backend's): the same
+    /// lists, with relative paths joined to that machine's `cwd`. Paths
+    /// come to it absolute and real as that machine resolved them.
+    pub fn for_remote(ctx: &ToolContext, cwd: &str) -> Self {
+        Self::with_cwd(ctx, PathBuf::from(cwd))
+    }
+
+    /// Why another machine's file may not be read: the kernel files and
+    /// the block-list by name, on the path as given (absolute) and its
+    /// real path there.
+    pub fn remote_read_error(&self, given: &Path, real: &Path) -> Option<String> {
+        for p in [given, real] {
+            if let KernelRead::Refused(why) = kernel_read_rule(p) {
+                return Some(format!("Refused to read {}: {why}", shown(given, real)));
+            }
+        }
+        self.read_error(given, real)
+    }
+
+    fn with_cwd(ctx: &ToolContext, cwd: PathBuf) -> Self {
         let resolve = |p: &Path| real(&cwd, p);
         let profile = resolve(ctx.profile().home());
         let mut hermes_dirs = vec![profile.clone()];

@@ -115,7 +115,27 @@ pub fn patch_replace(
         replace_all,
         MAX_EDIT_FILE_BYTES,
     )
-    .map_err(|e| match e {
+    .map_err(|e| match_error(e, path))?;
+    let new = with_file_endings(old, replaced.content, replaced.count, path)?;
+    // Written without the mark: the write puts the file's mark back, and
+    // checks the syntax of what the model meant.
+    write_text(&full, path, &new)?;
+    let shown = display(&full);
+    Ok(PatchOutput {
+        success: true,
+        resolved_path: Some(shown.clone()),
+        replacements: Some(replaced.count as u64),
+        match_strategy: (replaced.strategy != fuzzy::Strategy::Exact)
+            .then(|| replaced.strategy.name()),
+        diff: diff::unified(old, &new, path),
+        files_modified: vec![shown],
+        ..PatchOutput::default()
+    })
+}
+
+/// The [`FileError`] of a failed match of `old_string` in `path`.
+pub(super) fn match_error(e: MatchError, path: &str) -> FileError {
+    match e {
         MatchError::EmptyOld => FileError::EmptyOldString,
         MatchError::Identical => FileError::NoChange,
         MatchError::Ambiguous { count } => FileError::NotUnique {
@@ -138,36 +158,33 @@ pub fn patch_replace(
             count: count as u64,
             size,
         },
-    })?;
+    }
+}
+
+/// `replaced` (the text of `old` with `count` replacements) with the line
+/// ending `old`'s start uses throughout, within [`MAX_EDIT_FILE_BYTES`].
+pub(super) fn with_file_endings(
+    old: &str,
+    replaced: String,
+    count: usize,
+    path: &str,
+) -> Result<String, FileError> {
     let new = match line_ending(old) {
-        Some(ending) => with_endings(&replaced.content, ending).into_owned(),
-        None => replaced.content,
+        Some(ending) => with_endings(&replaced, ending).into_owned(),
+        None => replaced,
     };
     if new.len() as u64 > MAX_EDIT_FILE_BYTES {
         return Err(FileError::ResultTooLarge {
             path: path.to_owned(),
-            count: replaced.count as u64,
+            count: count as u64,
             size: new.len() as u64,
         });
     }
-    // Written without the mark: the write puts the file's mark back, and
-    // checks the syntax of what the model meant.
-    write_text(&full, path, &new)?;
-    let shown = display(&full);
-    Ok(PatchOutput {
-        success: true,
-        resolved_path: Some(shown.clone()),
-        replacements: Some(replaced.count as u64),
-        match_strategy: (replaced.strategy != fuzzy::Strategy::Exact)
-            .then(|| replaced.strategy.name()),
-        diff: diff::unified(old, &new, path),
-        files_modified: vec![shown],
-        ..PatchOutput::default()
-    })
+    Ok(new)
 }
 
 /// Whether a path has a `..` component.
-fn climbs(path: &str) -> bool {
+pub(super) fn climbs(path: &str) -> bool {
     Path::new(path)
         .components()
         .any(|c| matches!(c, Component::ParentDir))
@@ -304,7 +321,7 @@ pub fn patch_v4a(guard: WriteGuard<'_>, patch: &str) -> Result<PatchOutput, File
 }
 
 /// The diffs of a multi-file patch, cut to [`MAX_DIFF_CHARS`] in all.
-fn cut_diff(diff: String) -> String {
+pub(super) fn cut_diff(diff: String) -> String {
     match diff.char_indices().nth(MAX_DIFF_CHARS) {
         None => diff,
         Some((at, _)) => {

@@ -142,7 +142,7 @@ pub fn read_file_cut(
 
 /// Numbers the lines `offset..offset + limit` of `reader` (the text of
 /// `path`, `file_size` bytes on disk) into a page.
-fn page<R: BufRead>(
+pub(super) fn page<R: BufRead>(
     mut reader: R,
     path: &str,
     offset: u64,

@@ -19,6 +19,7 @@ mod ignore_budget;
 mod patch;
 mod read;
 mod read_state;
+mod remote;
 mod search;
 mod seqmatch;
 mod similar;
@@ -44,6 +45,7 @@ use hermes_runtime::ToolContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::backend::Files;
 use hermes_procs::redact::{redact_for, Scope};
 pub use read_state::forget_reads as forget_file_reads;
 pub use search::{OutputMode, Target};
@@ -73,11 +75,16 @@ pub fn read_file(
     #[schemars(range(max = 2000))]
     limit: Option<u64>,
 ) -> Result<ReadAnswer, error::FileError> {
-    let real = guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
     // The profile's `tool_output.max_lines` and `max_line_length` lower the
     // page and its lines (never above 2000 lines of 2000 characters).
     let max_lines = ctx.profile().config().tool_output.max_lines.value as u64;
     let limit = Some(limit.unwrap_or(read::DEFAULT_READ_LIMIT).min(max_lines));
+    let backend = crate::backend::of(ctx).map_err(error::FileError::Refused)?;
+    if let Files::Remote(shell) = backend.files() {
+        let max_line = ctx.profile().config().tool_output.max_line_length.value;
+        return remote::read_file(ctx, shell, &path, offset, limit, max_line).map(ReadAnswer::Page);
+    }
+    let real = guard::check_read(ctx, Path::new(&path)).map_err(error::FileError::Refused)?;
     let (first, count) = read::page_bounds(offset, limit);
     let task = ctx.task_id();
     match read_state::before_read(task, &real, &path, first, count) {
@@ -125,6 +132,10 @@ pub fn write_file(
     /// The complete new contents of the file.
     content: String,
 ) -> Result<write::WriteFileOutput, error::FileError> {
+    let backend = crate::backend::of(ctx).map_err(error::FileError::Refused)?;
+    if let Files::Remote(shell) = backend.files() {
+        return remote::write_file(ctx, shell, &path, &content);
+    }
     let real =
         guard::check_write(ctx, Path::new(&path), "write").map_err(error::FileError::Refused)?;
     let warning = read_state::stale_warning(ctx.task_id(), &real, &path);
@@ -189,6 +200,19 @@ pub fn patch(
     /// `+`), `*** Delete File: p`, `*** Move File: from -> to`.
     patch: Option<String>,
 ) -> Result<patch::PatchOutput, error::FileError> {
+    let backend = crate::backend::of(ctx).map_err(error::FileError::Refused)?;
+    if let Files::Remote(shell) = backend.files() {
+        return patch_remote(
+            ctx,
+            shell,
+            mode,
+            path,
+            old_string,
+            new_string,
+            replace_all,
+            patch,
+        );
+    }
     // Every path patch writes (both ends of a move) passes the write guard.
     let guard = |p: &str| {
         guard::check_write(ctx, Path::new(p), "patch").map_err(error::FileError::Refused)?;
@@ -234,6 +258,42 @@ pub fn patch(
     Ok(out)
 }
 
+/// `patch` on a remote backend's machine (`remote.rs`).
+#[allow(clippy::too_many_arguments)]
+fn patch_remote(
+    ctx: &ToolContext,
+    shell: &crate::backend::shell::Shell,
+    mode: Option<PatchMode>,
+    path: Option<String>,
+    old_string: Option<String>,
+    new_string: Option<String>,
+    replace_all: Option<bool>,
+    patch: Option<String>,
+) -> Result<patch::PatchOutput, error::FileError> {
+    match mode.unwrap_or(PatchMode::Replace) {
+        PatchMode::Replace => {
+            let path = path.ok_or(error::FileError::MissingArgument {
+                what: "path is required in mode replace",
+            })?;
+            let (Some(old), Some(new)) = (old_string, new_string) else {
+                return Err(error::FileError::MissingArgument {
+                    what: "old_string and new_string are required in mode replace",
+                });
+            };
+            remote::patch_replace(ctx, shell, &path, &old, &new, replace_all.unwrap_or(false))
+        }
+        PatchMode::Patch => {
+            let text =
+                patch
+                    .filter(|p| !p.is_empty())
+                    .ok_or(error::FileError::MissingArgument {
+                        what: "patch (the V4A patch text) is required in mode patch",
+                    })?;
+            remote::patch_v4a(ctx, shell, &text)
+        }
+    }
+}
+
 /// Search file contents with a regular expression, or find files by name.
 ///
 /// Content search (`target: "content"`, the default) returns matching lines
@@ -273,13 +333,6 @@ pub fn search_files(
     /// at most 20).
     context: Option<u64>,
 ) -> Result<search::SearchOutput, error::FileError> {
-    let guard = guard::Guard::new(ctx);
-    if let Some(path) = path.as_deref().filter(|p| !p.is_empty()) {
-        let real = guard.resolve(Path::new(path));
-        if let Some(refused) = guard.read_error(Path::new(path), &real) {
-            return Err(error::FileError::Refused(refused));
-        }
-    }
     let req = search::SearchRequest {
         pattern: &pattern,
         target: target.unwrap_or_default(),
@@ -290,6 +343,17 @@ pub fn search_files(
         output_mode: output_mode.unwrap_or_default(),
         context,
     };
+    let backend = crate::backend::of(ctx).map_err(error::FileError::Refused)?;
+    if let Files::Remote(shell) = backend.files() {
+        return remote::search(ctx, shell, &req);
+    }
+    let guard = guard::Guard::new(ctx);
+    if let Some(path) = path.as_deref().filter(|p| !p.is_empty()) {
+        let real = guard.resolve(Path::new(path));
+        if let Some(refused) = guard.read_error(Path::new(path), &real) {
+            return Err(error::FileError::Refused(refused));
+        }
+    }
     let deadline = std::time::Instant::now() + search::MAX_SEARCH_TIME;
     let mut out = search::search(ctx.cwd(), &req, Some(&guard), deadline)?;
     for found in &mut out.matches {

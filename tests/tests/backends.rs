@@ -1,0 +1,609 @@
+//! The execution backends (`terminal.backend`) through the real registry's
+//! dispatch: one contract (the session keeps its directory and exports; a
+//! background process is polled and killed; write, read, patch, search;
+//! a guard refusal; the session's end leaves nothing running) run against
+//! each backend with a real counterpart started by the test: `local`;
+//! `ssh` against Debian's OpenSSH server on 127.0.0.1 (its own host key,
+//! a key-only login, in a private mount namespace so nothing outside the
+//! scratch folder changes); `docker` through podman with an image the test
+//! imports from a static busybox, podman's storage in the scratch folder.
+//! Then each remote backend's errors: an unreachable host, a dead
+//! connection re-established, a missing image, a removed container.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hermes_runtime::{Profile, ToolContext};
+use hermes_tools::Session;
+use serde_json::{json, Value};
+
+async fn call(ctx: &ToolContext, tool: &str, args: Value) -> Value {
+    let out = hermes_tools::registry().dispatch(tool, args, ctx).await;
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+async fn sh(ctx: &ToolContext, command: &str) -> Value {
+    call(
+        ctx,
+        "terminal",
+        json!({ "command": command, "timeout": 60 }),
+    )
+    .await
+}
+
+fn out(v: &Value) -> String {
+    v["output"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no output: {v}"))
+        .trim_end()
+        .to_string()
+}
+
+/// A profile whose `config.yaml` is `config` and `.env` is `env`.
+fn profile(dir: &Path, config: &str, env: &str) -> Profile {
+    let home = dir.join(".hermes");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.yaml"), config).unwrap();
+    std::fs::write(home.join(".env"), env).unwrap();
+    Profile::new(home)
+}
+
+/// How many processes on the machine the session's commands run on have
+/// a command line starting with `needle` (asked through the backend
+/// itself).
+async fn count_on_machine(ctx: &ToolContext, needle: &str) -> usize {
+    // `[x]yz` so the scan does not find its own command line.
+    let (first, rest) = needle.split_at(1);
+    let v = sh(
+        ctx,
+        &format!(
+            "for f in /proc/[0-9]*/cmdline; do tr '\\000' ' ' < \"$f\"; echo; done 2>/dev/null \
+             | grep -c '^[{first}]{rest}' || true"
+        ),
+    )
+    .await;
+    out(&v)
+        .parse()
+        .unwrap_or_else(|_| panic!("not a count: {v}"))
+}
+
+/// The contract every backend keeps. `marker` makes the test's sleeps
+/// its own.
+async fn contract(session: &Session, marker: &str) {
+    let ctx = session.context();
+
+    // The session keeps its directory and exported variables.
+    let v = sh(
+        &ctx,
+        "mkdir -p sub && cd sub && export HERMES_T=kept && LOCAL_T=no",
+    )
+    .await;
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let v = sh(
+        &ctx,
+        "basename \"$(pwd)\"; echo \"$HERMES_T/${LOCAL_T-unset}\"",
+    )
+    .await;
+    assert_eq!(out(&v), "sub\nkept/unset", "{v}");
+    let v = sh(&ctx, "unset HERMES_T; cd ..").await;
+    assert_eq!(v["exit_code"], 0, "{v}");
+    let v = sh(&ctx, "echo \"${HERMES_T-gone}\"; ls -d sub").await;
+    assert_eq!(out(&v), "gone\nsub", "{v}");
+    // A failing command's exit code comes back as it is.
+    let v = sh(&ctx, "exit 3").await;
+    assert_eq!(v["exit_code"], 3, "{v}");
+
+    // A background process: poll sees it run and its output; kill ends it
+    // on the machine.
+    let sleeper = format!("sleep {marker}1");
+    let v = call(
+        &ctx,
+        "terminal",
+        json!({"command": format!("echo started; {sleeper}"), "background": true}),
+    )
+    .await;
+    let id = v["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let polled = loop {
+        let p = call(&ctx, "process", json!({"action": "poll", "session_id": id})).await;
+        if p["output_preview"]
+            .as_str()
+            .unwrap_or("")
+            .contains("started")
+        {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "never saw its output: {p}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(polled["status"], "running", "{polled}");
+    assert_eq!(
+        polled["command"],
+        format!("echo started; {sleeper}"),
+        "{polled}"
+    );
+    assert_eq!(count_on_machine(&ctx, &sleeper).await, 1);
+    let k = call(&ctx, "process", json!({"action": "kill", "session_id": id})).await;
+    assert_eq!(k["status"], "killed", "{k}");
+    assert_eq!(
+        count_on_machine(&ctx, &sleeper).await,
+        0,
+        "kill left it running"
+    );
+
+    // What a foreground command leaves running is ended with it.
+    let left = format!("sleep {marker}2");
+    let v = sh(&ctx, &format!("{left} & echo bye")).await;
+    assert_eq!(out(&v), "bye", "{v}");
+    assert_eq!(count_on_machine(&ctx, &left).await, 0, "left running: {v}");
+
+    // Write, read, patch, search, on the machine the commands see.
+    let v = call(
+        &ctx,
+        "write_file",
+        json!({"path": "notes/a.txt", "content": "alpha\nbeta\n"}),
+    )
+    .await;
+    assert_eq!(v["bytes_written"], 11, "{v}");
+    let v = sh(&ctx, "cat notes/a.txt").await;
+    assert_eq!(out(&v), "alpha\nbeta", "{v}");
+    let v = call(&ctx, "read_file", json!({"path": "notes/a.txt"})).await;
+    assert!(
+        v["content"].as_str().unwrap_or("").contains("2|beta"),
+        "{v}"
+    );
+    let v = call(
+        &ctx,
+        "patch",
+        json!({"path": "notes/a.txt", "old_string": "beta", "new_string": "gamma"}),
+    )
+    .await;
+    assert_eq!(v["success"], true, "{v}");
+    assert!(v["diff"].as_str().unwrap_or("").contains("+gamma"), "{v}");
+    let v = sh(&ctx, "cat notes/a.txt").await;
+    assert_eq!(out(&v), "alpha\ngamma", "{v}");
+    let v = call(
+        &ctx,
+        "search_files",
+        json!({"pattern": "gam+a", "path": "notes"}),
+    )
+    .await;
+    let found = &v["matches"][0];
+    assert_eq!(found["line"], 2, "{v}");
+    assert!(
+        found["path"].as_str().unwrap_or("").ends_with("a.txt"),
+        "{v}"
+    );
+    let v = call(
+        &ctx,
+        "search_files",
+        json!({"pattern": "*.txt", "target": "files"}),
+    )
+    .await;
+    assert!(v["files"].to_string().contains("a.txt"), "{v}");
+    // A file made by a command is read by read_file: the same machine.
+    sh(&ctx, "printf 'from the shell\\n' > made.txt").await;
+    let v = call(&ctx, "read_file", json!({"path": "made.txt"})).await;
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1|from the shell"),
+        "{v}"
+    );
+
+    // The guards, on the machine's paths.
+    let v = call(
+        &ctx,
+        "write_file",
+        json!({"path": "/etc/hermes-backend-test", "content": "x"}),
+    )
+    .await;
+    assert!(v["error"].as_str().unwrap_or("").contains("Refused"), "{v}");
+    sh(&ctx, "echo SECRET=1 > .env").await;
+    let v = call(&ctx, "read_file", json!({"path": ".env"})).await;
+    assert!(v["error"].as_str().unwrap_or("").contains("Refused"), "{v}");
+}
+
+/// After the session's end nothing it started runs: checked on the
+/// machine by `check` (a fresh look that does not use the session).
+async fn end_leaves_nothing(session: Session, marker: &str) -> String {
+    let ctx = session.context();
+    let sleeper = format!("sleep {marker}3");
+    let v = call(
+        &ctx,
+        "terminal",
+        json!({"command": sleeper, "background": true}),
+    )
+    .await;
+    assert!(v["session_id"].is_string(), "{v}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while count_on_machine(&ctx, &sleeper).await != 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the background process never started"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    session.end();
+    sleeper
+}
+
+/// Processes of this machine whose command line starts with `needle`.
+fn local_count(needle: &str) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if text.starts_with(needle) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+fn marker() -> String {
+    format!("30{}", std::process::id() % 1000 + 1000)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_local_backend_keeps_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let p = profile(dir.path(), "terminal:\n  backend: local\n", "");
+    let m = format!("{}1", marker());
+    let session = Session::new(p.clone(), &work);
+    contract(&session, &m).await;
+    let gone = end_leaves_nothing(Session::new(p, &work), &m).await;
+    assert_eq!(local_count(&gone), 0);
+}
+
+// ---- ssh ----
+
+/// Debian's sshd on 127.0.0.1, key-only, in a private mount namespace
+/// (its privilege-separation folder `/run/sshd` is a tmpfs there).
+struct Sshd {
+    child: Child,
+    port: u16,
+    key: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn run_ok(cmd: &mut Command) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn start_sshd(scratch: &Path) -> Sshd {
+    let dir = scratch.join("sshd");
+    std::fs::create_dir_all(&dir).unwrap();
+    let host_key = dir.join("host_ed25519");
+    let key = dir.join("client_ed25519");
+    for k in [&host_key, &key] {
+        run_ok(
+            Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(k),
+        );
+    }
+    std::fs::copy(dir.join("client_ed25519.pub"), dir.join("authorized_keys")).unwrap();
+    let port = free_port();
+    let config = dir.join("sshd_config");
+    std::fs::write(
+        &config,
+        format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nAuthorizedKeysFile {auth}\n\
+             PubkeyAuthentication yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nPidFile none\n\
+             LogLevel ERROR\n",
+            host = host_key.display(),
+            auth = dir.join("authorized_keys").display(),
+        ),
+    )
+    .unwrap();
+    let child = Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg("mount -t tmpfs hermes-test /run && mkdir -m 755 /run/sshd && exec /usr/sbin/sshd -D -e -f \"$0\"")
+        .arg(&config)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("unshare and sshd (openssh-server) are needed");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "sshd did not listen on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Sshd { child, port, key }
+}
+
+fn user() -> String {
+    let out = Command::new("id").arg("-un").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn ssh_config(sshd: &Sshd, port: u16, cwd: &Path) -> String {
+    format!(
+        "terminal:\n  backend: ssh\n  ssh_host: 127.0.0.1\n  ssh_port: {port}\n  ssh_user: {}\n  \
+         ssh_key: {}\n  cwd: {}\n",
+        user(),
+        sshd.key.display(),
+        cwd.display()
+    )
+}
+
+/// The sshd processes serving connections (children of the daemon).
+fn sshd_connections(sshd: &Sshd) -> Vec<i32> {
+    // The daemon is the child of `unshare` (which exec'd sh, then sshd):
+    // the same pid.
+    let daemon = sshd.child.id() as i32;
+    let mut kids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.to_string()) else {
+            continue;
+        };
+        let ppid: i32 = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid == daemon {
+            if let Ok(pid) = entry.file_name().to_string_lossy().parse() {
+                kids.push(pid);
+            }
+        }
+    }
+    kids
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ssh_backend_keeps_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = start_sshd(dir.path());
+    let remote = dir.path().join("remote");
+    std::fs::create_dir_all(&remote).unwrap();
+    let local = dir.path().join("local");
+    std::fs::create_dir_all(&local).unwrap();
+    let p = profile(dir.path(), &ssh_config(&sshd, sshd.port, &remote), "");
+    let m = format!("{}2", marker());
+    let session = Session::new(p.clone(), &local);
+    contract(&session, &m).await;
+    // The files are where the commands ran: the remote folder, not the
+    // local one.
+    assert_eq!(
+        std::fs::read_to_string(remote.join("notes/a.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    assert!(!local.join("notes").exists());
+
+    // A dead connection is made again on the next call.
+    let ctx = session.context();
+    let before = sshd_connections(&sshd);
+    assert!(!before.is_empty(), "no connection to sshd");
+    for pid in &before {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sshd_connections(&sshd).iter().any(|p| before.contains(p)) {
+        assert!(Instant::now() < deadline, "the connection did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let v = sh(&ctx, "echo again; basename \"$(pwd)\"").await;
+    assert_eq!(
+        out(&v),
+        format!("again\n{}", remote.file_name().unwrap().to_string_lossy()),
+        "{v}"
+    );
+    drop(session);
+
+    let gone = end_leaves_nothing(Session::new(p, &local), &m).await;
+    assert_eq!(
+        local_count(&gone),
+        0,
+        "the session's end left {gone} running"
+    );
+    // The session's connection closed with it (the first session's drop
+    // ran on a blocking thread: wait for it).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !sshd_connections(&sshd).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "a connection outlived its session"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_ssh_host_is_a_clear_error_within_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let sshd = start_sshd(dir.path());
+    let closed = free_port();
+    let p = profile(dir.path(), &ssh_config(&sshd, closed, dir.path()), "");
+    let session = Session::new(p, dir.path());
+    let begun = Instant::now();
+    let v = sh(&session.context(), "true").await;
+    let err = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        err.contains("ssh backend") && err.contains("ssh_host"),
+        "{v}"
+    );
+    assert!(begun.elapsed() < Duration::from_secs(60), "{v}");
+    let v = call(&session.context(), "read_file", json!({"path": "x"})).await;
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("ssh backend"),
+        "{v}"
+    );
+}
+
+// ---- docker (podman) ----
+
+/// podman with its storage in the scratch folder, as a `docker` command
+/// line for `HERMES_DOCKER_BINARY`.
+fn podman(scratch: &Path) -> PathBuf {
+    let store = scratch.join("podman");
+    std::fs::create_dir_all(&store).unwrap();
+    let wrapper = scratch.join("podman.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nexec podman --root {root} --runroot {run} --storage-driver vfs \"$@\"\n",
+            root = store.join("root").display(),
+            run = store.join("run").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    wrapper
+}
+
+/// An image of a static busybox, imported from a root file system.
+fn import_image(podman: &Path, scratch: &Path) -> String {
+    let root = scratch.join("rootfs");
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    std::fs::create_dir_all(root.join("tmp")).unwrap();
+    std::fs::copy("/bin/busybox", root.join("bin/busybox")).expect("busybox-static is needed");
+    for tool in [
+        "sh", "sleep", "cat", "env", "kill", "ls", "mkdir", "mv", "rm", "grep", "find", "head",
+        "printf", "echo", "pwd", "readlink", "dirname", "basename", "tr", "chmod", "true",
+    ] {
+        std::os::unix::fs::symlink("busybox", root.join("bin").join(tool)).unwrap();
+    }
+    let tar = scratch.join("rootfs.tar");
+    run_ok(
+        Command::new("tar")
+            .arg("-C")
+            .arg(&root)
+            .arg("-cf")
+            .arg(&tar)
+            .arg("."),
+    );
+    let image = "localhost/hermes-backend-test:busybox".to_string();
+    run_ok(Command::new(podman).arg("import").arg(&tar).arg(&image));
+    image
+}
+
+fn containers(podman: &Path) -> String {
+    let out = Command::new(podman)
+        .args(["ps", "-a", "--format", "{{.Names}}"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn docker_config(image: &str) -> String {
+    format!(
+        "terminal:\n  backend: docker\n  docker_image: {image}\n  docker_mount_cwd_to_workspace: true\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_docker_backend_keeps_the_contract() {
+    let dir = tempfile::tempdir().unwrap();
+    let podman = podman(dir.path());
+    let image = import_image(&podman, dir.path());
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let env = format!("HERMES_DOCKER_BINARY={}\n", podman.display());
+    let p = profile(dir.path(), &docker_config(&image), &env);
+    let m = format!("{}3", marker());
+    let session = Session::new(p.clone(), &work);
+    contract(&session, &m).await;
+    // The working directory is mounted at /workspace, as the reference does.
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes/a.txt")).unwrap(),
+        "alpha\ngamma\n"
+    );
+    let v = sh(&session.context(), "pwd").await;
+    assert_eq!(out(&v), "/workspace", "{v}");
+
+    // A container removed under the session: a clear error, then a new one.
+    let name = containers(&podman);
+    assert!(name.starts_with("hermes-"), "{name}");
+    run_ok(Command::new(&podman).args(["rm", "-f", &name]));
+    let v = sh(&session.context(), "echo hi").await;
+    let err = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        err.contains("docker backend") && err.contains("next call"),
+        "{v}"
+    );
+    let v = sh(&session.context(), "echo hi").await;
+    assert_eq!(out(&v), "hi", "{v}");
+    session.end();
+    assert_eq!(
+        containers(&podman),
+        "",
+        "the container outlived its session"
+    );
+
+    let _ = end_leaves_nothing(Session::new(p, &work), &m).await;
+    assert_eq!(
+        containers(&podman),
+        "",
+        "the container outlived its session"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_image_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let podman = podman(dir.path());
+    let env = format!("HERMES_DOCKER_BINARY={}\n", podman.display());
+    let p = profile(
+        dir.path(),
+        &docker_config("localhost/hermes-no-such-image:none"),
+        &env,
+    );
+    let session = Session::new(p, dir.path());
+    let begun = Instant::now();
+    let v = sh(&session.context(), "true").await;
+    let err = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        err.contains("docker backend") && err.contains("docker_image"),
+        "{v}"
+    );
+    assert!(begun.elapsed() < Duration::from_secs(60), "{v}");
+    assert_eq!(containers(&podman), "");
+}
+
+#[tokio::test]
+async fn an_unknown_backend_names_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile(dir.path(), "terminal:\n  backend: modal\n", "");
+    let session = Session::new(p, dir.path());
+    let v = sh(&session.context(), "true").await;
+    let err = v["error"].as_str().unwrap_or_else(|| panic!("{v}"));
+    assert!(
+        err.contains("modal") && err.contains("local, ssh, docker"),
+        "{v}"
+    );
+}
