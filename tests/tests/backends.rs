@@ -12,9 +12,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod backend_hosts;
+
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use backend_hosts::{free_port, import_image, podman, run_ok, start_sshd, user, Sshd};
 
 use hermes_runtime::{Profile, ToolContext};
 use hermes_tools::Session;
@@ -268,85 +272,6 @@ async fn the_local_backend_keeps_the_contract() {
 
 // ---- ssh ----
 
-/// Debian's sshd on 127.0.0.1, key-only, in a private mount namespace
-/// (its privilege-separation folder `/run/sshd` is a tmpfs there).
-struct Sshd {
-    child: Child,
-    port: u16,
-    key: PathBuf,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn run_ok(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn start_sshd(scratch: &Path) -> Sshd {
-    let dir = scratch.join("sshd");
-    std::fs::create_dir_all(&dir).unwrap();
-    let host_key = dir.join("host_ed25519");
-    let key = dir.join("client_ed25519");
-    for k in [&host_key, &key] {
-        run_ok(
-            Command::new("ssh-keygen")
-                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-                .arg(k),
-        );
-    }
-    std::fs::copy(dir.join("client_ed25519.pub"), dir.join("authorized_keys")).unwrap();
-    let port = free_port();
-    let config = dir.join("sshd_config");
-    std::fs::write(
-        &config,
-        format!(
-            "Port {port}\nListenAddress 127.0.0.1\nHostKey {host}\nAuthorizedKeysFile {auth}\n\
-             PubkeyAuthentication yes\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             PermitRootLogin prohibit-password\nUsePAM no\nStrictModes no\nPidFile none\n\
-             LogLevel ERROR\n",
-            host = host_key.display(),
-            auth = dir.join("authorized_keys").display(),
-        ),
-    )
-    .unwrap();
-    let child = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg("mount -t tmpfs hermes-test /run && mkdir -m 755 /run/sshd && exec /usr/sbin/sshd -D -e -f \"$0\"")
-        .arg(&config)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("unshare and sshd (openssh-server) are needed");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sshd did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Sshd { child, port, key }
-}
-
-fn user() -> String {
-    let out = Command::new("id").arg("-un").output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
 fn ssh_config(sshd: &Sshd, port: u16, cwd: &Path) -> String {
     format!(
         "terminal:\n  backend: ssh\n  ssh_host: 127.0.0.1\n  ssh_port: {port}\n  ssh_user: {}\n  \
@@ -466,52 +391,6 @@ async fn an_unreachable_ssh_host_is_a_clear_error_within_the_timeout() {
 
 // ---- docker (podman) ----
 
-/// podman with its storage in the scratch folder, as a `docker` command
-/// line for `HERMES_DOCKER_BINARY`.
-fn podman(scratch: &Path) -> PathBuf {
-    let store = scratch.join("podman");
-    std::fs::create_dir_all(&store).unwrap();
-    let wrapper = scratch.join("podman.sh");
-    std::fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\nexec podman --root {root} --runroot {run} --storage-driver vfs \"$@\"\n",
-            root = store.join("root").display(),
-            run = store.join("run").display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    wrapper
-}
-
-/// An image of a static busybox, imported from a root file system.
-fn import_image(podman: &Path, scratch: &Path) -> String {
-    let root = scratch.join("rootfs");
-    std::fs::create_dir_all(root.join("bin")).unwrap();
-    std::fs::create_dir_all(root.join("tmp")).unwrap();
-    std::fs::copy("/bin/busybox", root.join("bin/busybox")).expect("busybox-static is needed");
-    for tool in [
-        "sh", "sleep", "cat", "env", "kill", "ls", "mkdir", "mv", "rm", "grep", "find", "head",
-        "printf", "echo", "pwd", "readlink", "dirname", "basename", "tr", "chmod", "true",
-    ] {
-        std::os::unix::fs::symlink("busybox", root.join("bin").join(tool)).unwrap();
-    }
-    let tar = scratch.join("rootfs.tar");
-    run_ok(
-        Command::new("tar")
-            .arg("-C")
-            .arg(&root)
-            .arg("-cf")
-            .arg(&tar)
-            .arg("."),
-    );
-    let image = "localhost/hermes-backend-test:busybox".to_string();
-    run_ok(Command::new(podman).arg("import").arg(&tar).arg(&image));
-    image
-}
-
 fn containers(podman: &Path) -> String {
     let out = Command::new(podman)
         .args(["ps", "-a", "--format", "{{.Names}}"])
@@ -546,7 +425,11 @@ async fn the_docker_backend_keeps_the_contract() {
     let v = sh(&session.context(), "pwd").await;
     assert_eq!(out(&v), "/workspace", "{v}");
 
-    // A container removed under the session: a clear error, then a new one.
+    // A container removed under the session: a clear error, then a new one,
+    // which starts where a new session does (the folder the session was in
+    // went with the old container).
+    let v = sh(&session.context(), "mkdir -p /tmp/inside && cd /tmp/inside").await;
+    assert_eq!(v["exit_code"], 0, "{v}");
     let name = containers(&podman);
     assert!(name.starts_with("hermes-"), "{name}");
     run_ok(Command::new(&podman).args(["rm", "-f", &name]));
@@ -556,8 +439,8 @@ async fn the_docker_backend_keeps_the_contract() {
         err.contains("docker backend") && err.contains("next call"),
         "{v}"
     );
-    let v = sh(&session.context(), "echo hi").await;
-    assert_eq!(out(&v), "hi", "{v}");
+    let v = sh(&session.context(), "echo hi; pwd").await;
+    assert_eq!(out(&v), "hi\n/workspace", "{v}");
     session.end();
     assert_eq!(
         containers(&podman),

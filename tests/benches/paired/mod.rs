@@ -32,10 +32,17 @@ pub fn batch_ns<I, O>(calls: u32, input: impl FnMut() -> I, mut f: impl FnMut(I)
 /// prints `label` with the median ratio, its 10th-90th percentiles and the
 /// median times.
 pub fn paired(label: &str, calls: u32, a: Batch<'_>, b: Batch<'_>) {
+    paired_n(label, calls, PAIRS, a, b);
+}
+
+/// [`paired`] with `pairs` pairs, for operations too slow for the usual
+/// count (a container's `exec`, a third of a second).
+#[allow(dead_code)] // Not every bench that includes this module uses it.
+pub fn paired_n(label: &str, calls: u32, pairs: usize, a: Batch<'_>, b: Batch<'_>) {
     a(calls * 5);
     b(calls * 5);
     let (mut ratios, mut a_ns, mut b_ns) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..PAIRS {
+    for pair in 0..pairs.max(1) {
         // Alternate which side runs first.
         let (ta, tb) = if pair % 2 == 0 {
             let ta = a(calls);

@@ -295,9 +295,13 @@ impl Shell {
         if lock(&self.state).base.is_some() {
             return Ok(());
         }
+        // Whether the session's directory is still there (`Y`), then the
+        // machine's environment.
+        let kept = lock(&self.state).cwd.clone().unwrap_or_else(|| "/".into());
         let script = format!(
-            "mkdir -p {dir} && chmod 700 {dir} && env -0",
-            dir = shell_quote(&self.dir)
+            "mkdir -p {dir} && chmod 700 {dir} || exit 1\n[ -d {cwd} ] && printf Y || printf N\nprintf '\\000'; env -0",
+            dir = shell_quote(&self.dir),
+            cwd = shell_quote(&kept)
         );
         let exec = self.run_client(&script, None, timeout.min(EXEC_TIMEOUT), 1 << 20)?;
         if let Some(why) = self.transport.failure(exec.code, &exec.stderr) {
@@ -311,8 +315,16 @@ impl Shell {
                 exec.stderr
             ));
         }
-        let base = env_entries(&exec.stdout);
+        let (found, listed) = match exec.stdout.iter().position(|b| *b == 0) {
+            Some(at) => (&exec.stdout[..at], &exec.stdout[at + 1..]),
+            None => (&b"N"[..], &exec.stdout[..]),
+        };
+        let base = env_entries(listed);
         let mut state = lock(&self.state);
+        if found != b"Y" {
+            // Gone (a new container): the session starts where a new one does.
+            state.cwd = None;
+        }
         if state.cwd.is_none() {
             let configured = self
                 .profile
