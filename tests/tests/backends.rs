@@ -141,6 +141,48 @@ async fn contract(session: &Session, marker: &str) {
         "kill left it running"
     );
 
+    // Input reaches a background process on the machine.
+    let v = call(
+        &ctx,
+        "terminal",
+        json!({"command": "read line; echo \"got $line\"", "background": true}),
+    )
+    .await;
+    let id = v["session_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    let w = call(
+        &ctx,
+        "process",
+        json!({"action": "submit", "session_id": id, "data": "hello"}),
+    )
+    .await;
+    assert_eq!(w["status"], "ok", "{w}");
+    let w = call(
+        &ctx,
+        "process",
+        json!({"action": "wait", "session_id": id, "timeout": 20}),
+    )
+    .await;
+    assert_eq!(w["exit_code"], 0, "{w}");
+    assert!(
+        w["output"].as_str().unwrap_or("").contains("got hello"),
+        "{w}"
+    );
+
+    // A foreground timeout ends the command on the machine, in time.
+    let slow = format!("sleep {marker}4");
+    let begun = Instant::now();
+    let v = call(&ctx, "terminal", json!({"command": slow, "timeout": 2})).await;
+    assert_eq!(v["exit_code"], 124, "{v}");
+    assert!(begun.elapsed() < Duration::from_secs(30), "{v}");
+    assert_eq!(
+        count_on_machine(&ctx, &slow).await,
+        0,
+        "the timeout left it running"
+    );
+
     // What a foreground command leaves running is ended with it.
     let left = format!("sleep {marker}2");
     let v = sh(&ctx, &format!("{left} & echo bye")).await;
@@ -184,6 +226,20 @@ async fn contract(session: &Session, marker: &str) {
         found["path"].as_str().unwrap_or("").ends_with("a.txt"),
         "{v}"
     );
+    // A V4A patch: update one file, add another.
+    let v4a = "*** Begin Patch\n*** Update File: notes/a.txt\n alpha\n-gamma\n+delta\n\
+               *** Add File: notes/b.txt\n+bee\n*** End Patch";
+    let v = call(&ctx, "patch", json!({"mode": "patch", "patch": v4a})).await;
+    assert_eq!(v["success"], true, "{v}");
+    let v = sh(&ctx, "cat notes/a.txt notes/b.txt").await;
+    assert_eq!(out(&v), "alpha\ndelta\nbee", "{v}");
+    let v = call(
+        &ctx,
+        "patch",
+        json!({"path": "notes/a.txt", "old_string": "delta", "new_string": "gamma"}),
+    )
+    .await;
+    assert_eq!(v["success"], true, "{v}");
     let v = call(
         &ctx,
         "search_files",
