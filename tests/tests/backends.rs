@@ -385,6 +385,22 @@ async fn the_ssh_backend_keeps_the_contract() {
     );
     assert!(!local.join("notes").exists());
 
+    // A session whose first call is a file tool resolves a relative path
+    // in the session's directory there too.
+    let first = Session::new(p.clone(), &local);
+    let v = call(
+        &first.context(),
+        "write_file",
+        json!({"path": "first.txt", "content": "one\n"}),
+    )
+    .await;
+    assert_eq!(v["created"], true, "{v}");
+    assert_eq!(
+        std::fs::read_to_string(remote.join("first.txt")).unwrap(),
+        "one\n"
+    );
+    first.end();
+
     // A dead connection is made again on the next call.
     let ctx = session.context();
     let before = sshd_connections(&sshd);

@@ -358,8 +358,10 @@ impl Shell {
             .unwrap_or_else(|| "/".into())
     }
 
-    /// Makes sure the session is set up (for the file tools).
-    pub fn connect(&self) -> Result<(), String> {
+    /// Connects and sets the session up when it is not yet (its working
+    /// directory and home are known after this): the file tools call it
+    /// before resolving a path.
+    pub fn prepare(&self) -> Result<(), String> {
         self.ready(EXEC_TIMEOUT)
     }
 

@@ -44,6 +44,10 @@ fn absolute(shell: &Shell, path: &str) -> Result<String, FileError> {
     if path.is_empty() {
         return Err(FileError::EmptyPath);
     }
+    // The session's directory and home there are known once it is set up.
+    shell
+        .prepare()
+        .map_err(|e| backend_error(path, "reach", e))?;
     if path.contains('\0') {
         return Err(FileError::Refused(format!(
             "Refused: the path {path:?} holds a NUL character"
@@ -60,11 +64,11 @@ fn absolute(shell: &Shell, path: &str) -> Result<String, FileError> {
     })
 }
 
-fn backend_error(shell: &Shell, path: &str, action: &'static str, why: String) -> FileError {
+fn backend_error(path: &str, action: &'static str, why: String) -> FileError {
     FileError::Io {
         path: path.to_string(),
         action,
-        message: format!("on the {} backend: {why}", shell.name()),
+        message: why,
     }
 }
 
@@ -77,7 +81,7 @@ fn real_path(shell: &Shell, abs: &str, given: &str) -> Result<String, FileError>
     );
     let exec = shell
         .exec(&script, None, FILE_TIMEOUT, 64 * 1024)
-        .map_err(|e| backend_error(shell, given, "resolve", e))?;
+        .map_err(|e| backend_error(given, "resolve", e))?;
     let real = String::from_utf8_lossy(&exec.stdout).to_string();
     Ok(if real.is_empty() {
         abs.to_string()
@@ -110,7 +114,7 @@ fn fetch(
             FILE_TIMEOUT,
             MAX_EDIT_FILE_BYTES as usize + 8192,
         )
-        .map_err(|e| backend_error(shell, given, action, e))?;
+        .map_err(|e| backend_error(given, action, e))?;
     let (real, bytes) = match exec.stdout.iter().position(|b| *b == 0) {
         Some(at) => (
             String::from_utf8_lossy(&exec.stdout[..at]).to_string(),
@@ -147,10 +151,13 @@ fn fetch(
         }
         code => {
             return Err(backend_error(
-                shell,
                 given,
                 action,
-                format!("exit {code}: {}", exec.stderr),
+                format!(
+                    "exit {code} on the {} backend: {}",
+                    shell.name(),
+                    exec.stderr
+                ),
             ))
         }
     }
@@ -188,7 +195,7 @@ fn put(shell: &Shell, abs: &str, given: &str, content: &[u8]) -> Result<(bool, b
     );
     let exec = shell
         .exec(&script, Some(content), FILE_TIMEOUT, 64)
-        .map_err(|e| backend_error(shell, given, "write", e))?;
+        .map_err(|e| backend_error(given, "write", e))?;
     match exec.code {
         0 => {
             let text = String::from_utf8_lossy(&exec.stdout);
@@ -199,10 +206,13 @@ fn put(shell: &Shell, abs: &str, given: &str, content: &[u8]) -> Result<(bool, b
             path: given.to_string(),
         }),
         code => Err(backend_error(
-            shell,
             given,
             "write",
-            format!("exit {code}: {}", exec.stderr),
+            format!(
+                "exit {code} on the {} backend: {}",
+                shell.name(),
+                exec.stderr
+            ),
         )),
     }
 }
@@ -337,7 +347,7 @@ impl v4a::Files for RemoteFiles<'_> {
         let exec = self
             .shell
             .exec(&script, None, FILE_TIMEOUT, 64)
-            .map_err(|e| backend_error(self.shell, path, "delete", e))?;
+            .map_err(|e| backend_error(path, "delete", e))?;
         match exec.code {
             0 => Ok(()),
             20 => Err(FileError::FileNotFound {
@@ -348,10 +358,13 @@ impl v4a::Files for RemoteFiles<'_> {
                 path: path.to_string(),
             }),
             code => Err(backend_error(
-                self.shell,
                 path,
                 "delete",
-                format!("exit {code}: {}", exec.stderr),
+                format!(
+                    "exit {code} on the {} backend: {}",
+                    self.shell.name(),
+                    exec.stderr
+                ),
             )),
         }
     }
@@ -367,7 +380,7 @@ impl v4a::Files for RemoteFiles<'_> {
         let exec = self
             .shell
             .exec(&script, None, FILE_TIMEOUT, 64)
-            .map_err(|e| backend_error(self.shell, from, "move", e))?;
+            .map_err(|e| backend_error(from, "move", e))?;
         match exec.code {
             0 => Ok(()),
             20 => Err(FileError::FileNotFound {
@@ -378,10 +391,13 @@ impl v4a::Files for RemoteFiles<'_> {
                 path: to.to_string(),
             }),
             code => Err(backend_error(
-                self.shell,
                 from,
                 "move",
-                format!("exit {code}: {}", exec.stderr),
+                format!(
+                    "exit {code} on the {} backend: {}",
+                    self.shell.name(),
+                    exec.stderr
+                ),
             )),
         }
     }
@@ -462,7 +478,7 @@ pub fn search(
     };
     let exec = shell
         .exec(&script, None, FILE_TIMEOUT, MAX_SEARCH_OUTPUT)
-        .map_err(|e| backend_error(shell, given, "search", e))?;
+        .map_err(|e| backend_error(given, "search", e))?;
     if exec.code == 20 {
         return Err(FileError::SearchPathNotFound {
             path: given.to_string(),
