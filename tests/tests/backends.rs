@@ -273,7 +273,16 @@ async fn contract(session: &Session, marker: &str) {
 
 /// After the session's end nothing it started runs: checked on the
 /// machine by `check` (a fresh look that does not use the session).
-async fn end_leaves_nothing(session: Session, marker: &str) -> String {
+/// `survives_command`: whether a `setsid` process outlives its command on
+/// this backend until the session ends (`Some(false)` on `local`, whose
+/// cgroup per command finds it; `Some(true)` on `ssh`; `None` on
+/// `docker`, where podman may end an `exec`'s leftovers itself, and the
+/// container goes whole).
+async fn end_leaves_nothing(
+    session: Session,
+    marker: &str,
+    survives_command: Option<bool>,
+) -> String {
     let ctx = session.context();
     let sleeper = format!("sleep {marker}3");
     let v = call(
@@ -283,6 +292,24 @@ async fn end_leaves_nothing(session: Session, marker: &str) -> String {
     )
     .await;
     assert!(v["session_id"].is_string(), "{v}");
+    // One that left the command's process group (`setsid`), which only
+    // the session's end finds.
+    let escaped = format!("sleep {marker}5");
+    let v = sh(
+        &ctx,
+        &format!("setsid {escaped} </dev/null >/dev/null 2>&1 & echo left"),
+    )
+    .await;
+    assert_eq!(out(&v), "left", "{v}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while let Some(survives) = survives_command {
+        let running = count_on_machine(&ctx, &escaped).await;
+        if running == usize::from(survives) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{escaped}: {running} running");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let deadline = Instant::now() + Duration::from_secs(20);
     while count_on_machine(&ctx, &sleeper).await != 1 {
         assert!(
@@ -292,6 +319,11 @@ async fn end_leaves_nothing(session: Session, marker: &str) -> String {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     session.end();
+    assert_eq!(
+        local_count(&escaped),
+        0,
+        "the session's end left {escaped} running"
+    );
     sleeper
 }
 
@@ -322,7 +354,7 @@ async fn the_local_backend_keeps_the_contract() {
     let m = format!("{}1", marker());
     let session = Session::new(p.clone(), &work);
     contract(&session, &m).await;
-    let gone = end_leaves_nothing(Session::new(p, &work), &m).await;
+    let gone = end_leaves_nothing(Session::new(p, &work), &m, Some(false)).await;
     assert_eq!(local_count(&gone), 0);
 }
 
@@ -421,7 +453,7 @@ async fn the_ssh_backend_keeps_the_contract() {
     );
     drop(session);
 
-    let gone = end_leaves_nothing(Session::new(p, &local), &m).await;
+    let gone = end_leaves_nothing(Session::new(p, &local), &m, Some(true)).await;
     assert_eq!(
         local_count(&gone),
         0,
@@ -520,7 +552,7 @@ async fn the_docker_backend_keeps_the_contract() {
         "the container outlived its session"
     );
 
-    let _ = end_leaves_nothing(Session::new(p, &work), &m).await;
+    let _ = end_leaves_nothing(Session::new(p, &work), &m, None).await;
     assert_eq!(
         containers(&podman),
         "",

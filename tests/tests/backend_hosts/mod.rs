@@ -121,6 +121,7 @@ pub fn import_image(podman: &Path, scratch: &Path) -> String {
     for tool in [
         "sh", "sleep", "cat", "env", "kill", "ls", "mkdir", "mv", "rm", "grep", "find", "head",
         "printf", "echo", "pwd", "readlink", "dirname", "basename", "tr", "chmod", "true",
+        "setsid",
     ] {
         std::os::unix::fs::symlink("busybox", root.join("bin").join(tool)).unwrap();
     }

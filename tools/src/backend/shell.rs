@@ -22,8 +22,10 @@
 //! own group after its trailer (what it left running, as the local
 //! backend tears it down), a timeout, a cancellation or `process` kill
 //! signal the group (TERM, the profile's grace, KILL), and the session's
-//! end signals every group still listed, removes the folder and closes the
-//! transport.
+//! end signals every group still listed, kills every process whose
+//! environment carries the session's `HERMES_BACKEND_SESSION` (what left
+//! its group with `setsid` or a double fork; one that empties its
+//! environment escapes), removes the folder and closes the transport.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -70,7 +72,14 @@ const NOT_KEPT: &[&str] = &[
     "SSH_CLIENT",
     "SSH_CONNECTION",
     "SSH_TTY",
+    SESSION_VAR,
 ];
+
+/// The variable every command of a session carries on the machine (its
+/// value the session's token): the session's end finds by it what left
+/// the process groups (`setsid`, double forks), as the local backend's
+/// `HERMES_PROCESS_TAG`.
+const SESSION_VAR: &str = "HERMES_BACKEND_SESSION";
 
 /// The longest a file operation or a setup script may take.
 const EXEC_TIMEOUT: Duration = Duration::from_secs(60);
@@ -96,6 +105,8 @@ pub struct Shell {
     state: Mutex<State>,
     /// The session's folder on the machine (pid files).
     dir: String,
+    /// The value of [`SESSION_VAR`] in its commands.
+    tag: String,
     next: AtomicU64,
     closed: AtomicBool,
 }
@@ -149,11 +160,13 @@ fn env_entries(bytes: &[u8]) -> BTreeMap<String, String> {
 
 impl Shell {
     pub fn new(transport: Box<dyn Transport>, profile: &Profile) -> Self {
+        let tag = token();
         Shell {
             transport,
             profile: profile.clone(),
             state: Mutex::new(State::default()),
-            dir: format!("/tmp/.hermes-{}", token()),
+            dir: format!("/tmp/.hermes-{tag}"),
+            tag,
             next: AtomicU64::new(0),
             closed: AtomicBool::new(false),
         }
@@ -402,6 +415,7 @@ impl Shell {
                 None => s.push_str(&format!("unset {name}\n")),
             }
         }
+        s.push_str(&format!("export {SESSION_VAR}={}\n", self.tag));
         s.push_str(&format!("echo $$ > {}\n", self.pid_file(tag)));
         s.push_str(&format!("eval {}\n", shell_quote(command)));
         if let Some(marker) = marker {
@@ -471,8 +485,9 @@ impl Shell {
         if lock(&self.state).base.is_some() {
             let tenths = (grace.as_millis() / 100).max(1);
             let script = format!(
-                "cd {d} 2>/dev/null || exit 0\nps=''\nfor f in *.pid; do p=$(cat \"$f\" 2>/dev/null); [ -n \"$p\" ] && kill -TERM -$p 2>/dev/null && ps=\"$ps $p\"; done\ni=0; for p in $ps; do while kill -0 -$p 2>/dev/null && [ $i -lt {tenths} ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -$p 2>/dev/null; done\ncd / && rm -rf {d}\n",
-                d = shell_quote(&self.dir)
+                "cd {d} 2>/dev/null || exit 0\nps=''\nfor f in *.pid; do p=$(cat \"$f\" 2>/dev/null); [ -n \"$p\" ] && kill -TERM -$p 2>/dev/null && ps=\"$ps $p\"; done\ni=0; for p in $ps; do while kill -0 -$p 2>/dev/null && [ $i -lt {tenths} ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -$p 2>/dev/null; done\ncd / && rm -rf {d}\nfor e in /proc/[0-9]*/environ; do if tr '\\000' '\\n' < \"$e\" | grep -qx {var}; then p=${{e%/environ}}; kill -KILL ${{p#/proc/}}; fi; done 2>/dev/null\nexit 0\n",
+                d = shell_quote(&self.dir),
+                var = shell_quote(&format!("{SESSION_VAR}={}", self.tag))
             );
             // A dead connection is not re-opened only to find nothing.
             let _ = self.run_client(&script, None, grace + Duration::from_secs(10), 4096);
