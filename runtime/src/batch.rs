@@ -268,7 +268,28 @@ impl Registry {
     /// (as from [`Registry::dispatch_json`]); [`Registry::dispatch_batch_content`]
     /// answers the media too.
     pub async fn dispatch_batch(&self, calls: &[BatchCall], ctx: &ToolContext) -> BatchResults {
-        self.batch(calls, ctx, Form::Text).await
+        // Written out, not shared with `dispatch_batch_content`: a batch
+        // of one must cost what `dispatch_json` costs, and every `async`
+        // layer between them is a future more to build and poll.
+        let (max_parallel, max_turn_chars) = self.batch_limits();
+        let mut results = BatchResults(match calls {
+            // One call: nothing to plan.
+            [only] if ctx.cancellation().is_cancelled() => Results::One(not_run(only)),
+            [only] if only.id.is_empty() => {
+                Results::One(self.dispatch_json(&only.name, &only.arguments, ctx).await)
+            }
+            [only] => {
+                let ctx = context_of(only, ctx);
+                Results::One(self.dispatch_json(&only.name, &only.arguments, &ctx).await)
+            }
+            // Boxed: its state would otherwise be copied with every batch,
+            // the one-call batches included.
+            _ => Results::Many(
+                Box::pin(self.run_planned(calls, ctx, max_parallel, Form::Text)).await,
+            ),
+        });
+        keep_within(&mut results, max_turn_chars, calls, ctx);
+        results
     }
 
     /// [`Registry::dispatch_batch`] answering each result whole, text and
@@ -280,29 +301,17 @@ impl Registry {
         calls: &[BatchCall],
         ctx: &ToolContext,
     ) -> Vec<ToolContent> {
-        self.batch(calls, ctx, Form::Content)
-            .await
-            .into_iter()
-            .map(ToolContent::from_result)
-            .collect()
-    }
-
-    async fn batch(&self, calls: &[BatchCall], ctx: &ToolContext, form: Form) -> BatchResults {
         let (max_parallel, max_turn_chars) = self.batch_limits();
-        let mut results = BatchResults(match calls {
-            // One call: nothing to plan.
-            [only] if ctx.cancellation().is_cancelled() => Results::One(not_run(only)),
-            [only] if only.id.is_empty() => Results::One(self.one(only, ctx, form).await),
+        let mut results = match calls {
+            [only] if ctx.cancellation().is_cancelled() => vec![not_run(only)],
             [only] => {
                 let ctx = context_of(only, ctx);
-                Results::One(self.one(only, &ctx, form).await)
+                vec![self.one(only, &ctx, Form::Content).await]
             }
-            // Boxed: its state would otherwise be copied with every batch,
-            // the one-call batches included.
-            _ => Results::Many(Box::pin(self.run_planned(calls, ctx, max_parallel, form)).await),
-        });
+            _ => Box::pin(self.run_planned(calls, ctx, max_parallel, Form::Content)).await,
+        };
         keep_within(&mut results, max_turn_chars, calls, ctx);
-        results
+        results.into_iter().map(ToolContent::from_result).collect()
     }
 
     /// One call, its result in `form`.

@@ -7,8 +7,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -16,74 +15,21 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-/// One request as the server saw it.
-struct Seen {
-    path: String,
-    authorization: Option<String>,
-    body: Value,
-}
+/// The scripted chat-completions server of `hermes-model`'s tests.
+#[path = "../../../model/tests/support/mod.rs"]
+mod support;
 
-/// Serves `answers` in order, one per connection, and reports each request.
-/// Stops after the last answer (bounded), or when no connection comes for
-/// 30 s.
+use support::{Reply, Seen};
+
+/// Serves `answers` in order (each with 200), one per request, and
+/// reports each request.
 fn scripted_server(answers: Vec<Value>) -> (String, mpsc::Receiver<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        listener.set_nonblocking(false).unwrap();
-        for answer in answers {
-            let Ok((stream, _)) = listener.accept() else {
-                return;
-            };
-            stream
-                .set_read_timeout(Some(Duration::from_secs(30)))
-                .unwrap();
-            let Some(seen) = read_request(&stream) else {
-                return;
-            };
-            let body = answer.to_string();
-            let mut out = &stream;
-            let _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            if tx.send(seen).is_err() {
-                return;
-            }
-        }
-    });
-    (url, rx)
-}
-
-fn read_request(stream: &TcpStream) -> Option<Seen> {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_string();
-    let (mut length, mut authorization) = (0usize, None);
-    for _ in 0..100 {
-        let mut header = String::new();
-        reader.read_line(&mut header).ok()?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            break;
-        }
-        let (name, value) = header.split_once(':')?;
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => length = value.trim().parse().ok()?,
-            "authorization" => authorization = Some(value.trim().to_string()),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; length.min(64 << 20)];
-    reader.read_exact(&mut body).ok()?;
-    Some(Seen {
-        path,
-        authorization,
-        body: serde_json::from_slice(&body).ok()?,
-    })
+    support::scripted(
+        answers
+            .into_iter()
+            .map(|a| Reply::Http(200, "", a.to_string()))
+            .collect(),
+    )
 }
 
 fn tool_call(id: &str, name: &str, arguments: &str) -> Value {
