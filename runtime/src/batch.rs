@@ -425,7 +425,11 @@ fn not_run(call: &BatchCall) -> String {
 fn keep_within(results: &mut [String], budget: usize, calls: &[BatchCall], ctx: &ToolContext) {
     // Bytes are never fewer than characters, and the profile cannot lower
     // the budget below `MIN_RESULT_CHARS`: most turns stop here, without
-    // a look at the profile.
+    // a look at the profile or at what each result holds.
+    let all: usize = results.iter().map(String::len).sum();
+    if all <= budget.min(crate::config::MIN_RESULT_CHARS) {
+        return;
+    }
     // A result with media is not spilled: its text is short beside its
     // media, which has caps of its own (`crate::content`).
     let bytes: usize = results
@@ -433,9 +437,6 @@ fn keep_within(results: &mut [String], budget: usize, calls: &[BatchCall], ctx: 
         .filter(|r| !is_content_result(r))
         .map(String::len)
         .sum();
-    if bytes <= budget.min(crate::config::MIN_RESULT_CHARS) {
-        return;
-    }
     let budget = match ctx.profile().config().tool_output.max_turn_chars.value {
         Some(profile) => profile.min(budget),
         None => budget,
