@@ -39,7 +39,7 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     pub cwd: Option<std::path::PathBuf>,
     /// The entry's `max_tools`: a `tools/list` answer listing more is cut
-    /// to one more than this before rmcp parses it ([`cut_listing`]).
+    /// to one more than this before rmcp parses it (`cut_listing`).
     pub max_tools: usize,
 }
 
