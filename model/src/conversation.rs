@@ -63,9 +63,9 @@ pub async fn run(
         }
         // Background delegations that finished come back as messages.
         messages.extend(
-            crate::delegation::completions(ctx)
+            crate::completions::completions(ctx)
                 .iter()
-                .map(crate::delegation::Completion::message),
+                .map(crate::completions::Completion::message),
         );
         let message = tokio::select! {
             m = client.chat(messages, tools) => m?,

@@ -13,9 +13,9 @@
 //! child makes at most `max_iterations` requests and runs at most
 //! `child_timeout_seconds` (0: no limit).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hermes_runtime::config::Delegation as Limits;
@@ -27,6 +27,8 @@ use hermes_tools::Session;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::completions::push_completion;
+pub use crate::completions::{completions, queued, Completion, MAX_QUEUED_COMPLETIONS};
 use crate::{run, ModelClient, Outcome};
 
 /// The tool's name.
@@ -53,65 +55,6 @@ impl Drop for CancelOnDrop {
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// A background delegation that finished: what a call without
-/// `background` would have answered.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Completion {
-    /// The id the call answered at once.
-    pub delegation_id: String,
-    /// `{"results": [...], "total_duration_seconds": ...}`.
-    pub result: Value,
-}
-
-impl Completion {
-    /// The message that brings it into the parent's conversation.
-    pub fn message(&self) -> Value {
-        json!({"role": "user", "content": format!(
-            "[Background delegation {} finished] {}", self.delegation_id, self.result)})
-    }
-}
-
-/// Completions kept per parent session until drained (the oldest dropped past it).
-pub const MAX_QUEUED_COMPLETIONS: usize = 64;
-
-type Queues = HashMap<String, VecDeque<Completion>>;
-
-fn queues() -> &'static Mutex<Queues> {
-    static QUEUES: OnceLock<Mutex<Queues>> = OnceLock::new();
-    QUEUES.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-/// Whose queue a call's completions go to: its session, else its task.
-fn queue_key(ctx: &ToolContext) -> &str {
-    ctx.session_id().or(ctx.task_id()).unwrap_or_default()
-}
-
-fn push_completion(key: &str, completion: Completion) {
-    let mut queues = queues().lock().unwrap_or_else(|e| e.into_inner());
-    let queue = queues.entry(key.to_string()).or_default();
-    if queue.len() >= MAX_QUEUED_COMPLETIONS {
-        queue.pop_front();
-    }
-    queue.push_back(completion);
-}
-
-/// The background delegations of `ctx`'s session that finished since the
-/// last drain, oldest first. [`crate::run`] drains them at the start of
-/// every turn and adds each as a message.
-pub fn completions(ctx: &ToolContext) -> Vec<Completion> {
-    let mut queues = queues().lock().unwrap_or_else(|e| e.into_inner());
-    queues
-        .remove(queue_key(ctx))
-        .map(Vec::from)
-        .unwrap_or_default()
-}
-
-/// How many finished background delegations of `ctx`'s session wait.
-pub fn queued(ctx: &ToolContext) -> usize {
-    let queues = queues().lock().unwrap_or_else(|e| e.into_inner());
-    queues.get(queue_key(ctx)).map_or(0, VecDeque::len)
-}
 
 struct Delegator {
     registry: &'static Registry,
@@ -187,7 +130,7 @@ impl Delegator {
         }
         if args.background == Some(true) {
             let id = format!("delegation-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
-            let key = queue_key(&ctx).to_string();
+            let key = crate::completions::queue_key(&ctx).to_string();
             let count = tasks.len();
             let (d, delegation_id) = (Arc::clone(&self), id.clone());
             // Not stopped when the call ends: the parent's interrupt (its

@@ -6,6 +6,7 @@
 //! binary and the tools that run agents of their own build on.
 
 mod client;
+mod completions;
 mod conversation;
 pub mod delegation;
 mod endpoint;
