@@ -6,7 +6,9 @@ mod mcp_support;
 
 use std::time::Duration;
 
-use mcp_support::{call_tool, get, open_session, process_gone, tool_text, wait_until, Server};
+use mcp_support::{
+    call_tool, get, open_session, process_gone, start_waiting_call, tool_text, wait_until, Server,
+};
 use serde_json::json;
 
 fn sigterm(pid: u32) {
@@ -47,23 +49,7 @@ fn sigterm_drains_running_calls_then_exits() {
 
     // A call that runs until the marker file it waits for appears.
     let addr = server.addr;
-    let running = {
-        let session = session.clone();
-        std::thread::spawn(move || {
-            call_tool(
-                addr,
-                Some(&session),
-                "terminal",
-                json!({"command": "touch started; for i in $(seq 100); do \
-                                   [ -e go ] && break; sleep 0.1; done; echo finished-$i",
-                       "timeout": 60}),
-            )
-        })
-    };
-    assert!(wait_until(Duration::from_secs(20), || dir
-        .path()
-        .join("started")
-        .exists()));
+    let running = start_waiting_call(addr, &session, dir.path());
     sigterm(server.pid());
     assert!(
         wait_until(Duration::from_secs(10), || get(addr, "/ready").status

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_support::{call_tool, open_session, tool_text, wait_until, BIN};
+use mcp_support::{call_tool, open_session, start_waiting_call, tool_text, wait_until, BIN};
 use serde_json::json;
 
 /// A `deploy/mcp-hosts N` run: the proxy and its hosts.
@@ -277,23 +277,7 @@ fn sigterm_drains_a_host_while_new_sessions_go_to_the_other() {
     }
     let draining = draining.expect("round robin reaches host 1");
     let proxy = topology.proxy;
-    let running = {
-        let id = draining.clone();
-        std::thread::spawn(move || {
-            call_tool(
-                proxy,
-                Some(&id),
-                "terminal",
-                json!({"command": "touch started; for i in $(seq 100); do \
-                                   [ -e go ] && break; sleep 0.1; done; echo finished-$i",
-                       "timeout": 60}),
-            )
-        })
-    };
-    assert!(wait_until(Duration::from_secs(20), || dir
-        .path()
-        .join("started")
-        .exists()));
+    let running = start_waiting_call(proxy, &draining, dir.path());
     signal(topology.hosts[1].1, nix::sys::signal::Signal::SIGTERM);
     // Every new session lands on host 0, at once (a 503 from the draining
     // host is retried on the other by the proxy).

@@ -269,3 +269,29 @@ pub fn tool_text(response: &Response) -> Option<(String, bool)> {
     let text = result["content"][0]["text"].as_str()?.to_string();
     Some((text, result["isError"] == serde_json::Value::Bool(true)))
 }
+
+/// Starts a `terminal` call (in `session`, through `addr`) that runs in
+/// the host's working directory `dir` until a file `go` appears there (at
+/// most 10 s), and returns once it has started (a file `started`, waited
+/// for at most 20 s). The thread answers the call's response.
+pub fn start_waiting_call(
+    addr: SocketAddr,
+    session: &str,
+    dir: &std::path::Path,
+) -> std::thread::JoinHandle<Response> {
+    let session = session.to_string();
+    let running = std::thread::spawn(move || {
+        call_tool(
+            addr,
+            Some(&session),
+            "terminal",
+            serde_json::json!({"command": "touch started; for i in $(seq 100); do \
+                               [ -e go ] && break; sleep 0.1; done; echo finished-$i",
+                   "timeout": 60}),
+        )
+    });
+    assert!(wait_until(Duration::from_secs(20), || dir
+        .join("started")
+        .exists()));
+    running
+}
