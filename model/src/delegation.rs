@@ -313,7 +313,9 @@ impl Delegator {
         // Whatever ran for the child ends with it.
         ctx.cancellation().cancel();
         let session_id = session.id().to_string();
-        let _ = tokio::task::spawn_blocking(move || session.end()).await;
+        let ended = tokio::task::spawn_blocking(move || session.end())
+            .await
+            .unwrap_or_default();
         self.depths
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -354,6 +356,25 @@ impl Delegator {
         });
         if let Some(error) = error {
             entry["error"] = Value::String(error);
+        }
+        // What the child left: processes killed with it (orphaned) and
+        // ones that ended without the child ever reading their output.
+        let listed = |keep: &dyn Fn(&hermes_tools::Ended) -> bool| -> Vec<Value> {
+            ended
+                .iter()
+                .filter(|e| keep(e))
+                .map(
+                    |e| json!({"session_id": e.id, "command": e.command, "exit_code": e.exit_code}),
+                )
+                .collect()
+        };
+        let orphaned = listed(&|e| e.was_running);
+        let unread = listed(&|e| !e.was_running && !e.was_read);
+        if !orphaned.is_empty() {
+            entry["orphaned_processes"] = Value::Array(orphaned);
+        }
+        if !unread.is_empty() {
+            entry["unread_processes"] = Value::Array(unread);
         }
         if let Some(errors) = schema_errors {
             entry["schema_valid"] = Value::Bool(errors.is_empty());

@@ -16,7 +16,7 @@ use support::{answer, call, offered, runtime, serve, Reply, Seen};
 mod support;
 
 /// The toolsets the top-level agent offers in these tests.
-const TOOLSETS: [&str; 4] = ["file", "delegation", "memory", "todo"];
+const TOOLSETS: [&str; 5] = ["file", "terminal", "delegation", "memory", "todo"];
 
 /// A request's agent: its goal (a child's first user message after its
 /// system prompt) or `parent`, and how many tool results it carries.
@@ -31,6 +31,29 @@ fn who(body: &Value) -> (String, usize) {
     } else {
         ("parent".to_string(), results)
     }
+}
+
+/// Every tool result a request carries, parsed, oldest first.
+fn results(body: &Value) -> Vec<Value> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+/// Whether a process of this pid is alive (and not a zombie).
+fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
 }
 
 /// The last tool result a request carries, parsed.
@@ -472,4 +495,107 @@ fn an_output_schema_is_checked_with_one_retry() {
         r["error"].as_str().unwrap().contains("output_schema"),
         "{r}"
     );
+}
+
+#[test]
+fn a_child_s_processes_end_with_it_unless_handed_off() {
+    let (url, seen) = serve(|body| match who(body) {
+        (p, 0) if p == "parent" => {
+            call("d1", "delegate_task", json!({"goal": "start the servers"}))
+        }
+        (p, _) if p == "parent" => answer("done"),
+        (_, 0) => call(
+            "t1",
+            "terminal",
+            json!({"command": "sleep 300", "background": true}),
+        ),
+        (_, 1) => call(
+            "t2",
+            "terminal",
+            json!({"command": "sleep 301", "background": true}),
+        ),
+        (_, 2) => call(
+            "t3",
+            "terminal",
+            json!({"command": "echo never-read", "background": true}),
+        ),
+        (_, 3) => {
+            let kept = results(body)[1]["session_id"].clone();
+            call(
+                "p1",
+                "process",
+                json!({"action": "handoff", "session_id": kept}),
+            )
+        }
+        (_, 4) => {
+            // A process of its own it already handed off is no longer its own.
+            let kept = results(body)[1]["session_id"].clone();
+            call(
+                "p2",
+                "process",
+                json!({"action": "handoff", "session_id": kept}),
+            )
+        }
+        (_, 5) => {
+            // The echo has surely finished by the time the child answers.
+            std::thread::sleep(Duration::from_millis(300));
+            answer("servers started")
+        }
+        _ => answer("unexpected"),
+    });
+    let w = world("", &url);
+    let parent = hermes_tools::Session::new(w.profile.clone(), w.work.path());
+    let ctx = parent.context();
+    assert_eq!(w.converse("start", &ctx), Outcome::Answer("done".into()));
+    let seen: Vec<Seen> = seen.try_iter().collect();
+    let child_last = seen
+        .iter()
+        .find(|s| who(&s.body) == ("start the servers".into(), 5))
+        .unwrap();
+    let orphan_pid = results(&child_last.body)[0]["pid"].as_i64().unwrap();
+    // The child's calls, as the parent's result reports them.
+    let parent_last = seen
+        .iter()
+        .find(|s| who(&s.body) == ("parent".into(), 1))
+        .unwrap();
+    let reported = last_result(&parent_last.body);
+    let r = &reported["results"][0];
+    assert_eq!(r["status"], "completed", "{r}");
+    let trace = r["tool_trace"].as_array().unwrap();
+    assert_eq!(trace[3]["status"], "ok", "{r}");
+    assert_eq!(trace[4]["status"], "error", "{r}");
+    let orphaned = r["orphaned_processes"].as_array().unwrap();
+    let unread = r["unread_processes"].as_array().unwrap();
+    assert_eq!(orphaned.len(), 1, "{r}");
+    assert_eq!(orphaned[0]["command"], "sleep 300");
+    assert_eq!(unread.len(), 1, "{r}");
+    assert_eq!(unread[0]["command"], "echo never-read");
+    // The orphan was killed with the child; the handed-off one runs on,
+    // owned by the parent's session, and ends with it.
+    assert!(!alive(orphan_pid));
+    let listed = w.rt.block_on(
+        w.registry
+            .dispatch_json("process", r#"{"action": "list"}"#, &ctx),
+    );
+    let listed: Value = serde_json::from_str(&listed).unwrap();
+    let processes = listed["processes"].as_array().unwrap();
+    let kept = processes
+        .iter()
+        .find(|p| p["command"] == "sleep 301")
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(kept["status"], "running");
+    assert!(
+        !processes.iter().any(|p| p["command"] == "sleep 300"),
+        "{listed}"
+    );
+    let kept_pid = kept["pid"].as_i64().unwrap();
+    assert!(alive(kept_pid));
+    let ended = parent.end();
+    assert!(
+        ended
+            .iter()
+            .any(|e| e.command == "sleep 301" && e.was_running),
+        "{ended:?}"
+    );
+    assert!(!alive(kept_pid));
 }

@@ -861,7 +861,12 @@ pub struct Background {
     pub cwd: PathBuf,
     /// The profile that started it: only calls under it see it.
     pub profile_home: PathBuf,
-    pub session_id: Option<String>,
+    /// The session that owns it (ends it when the session ends): the one
+    /// that started it, until a sub-agent hands it to its parent
+    /// ([`Background::hand_to`]).
+    owner: Mutex<Option<String>>,
+    /// Whether its output was ever read (`poll`, `log`, `wait`).
+    read: std::sync::atomic::AtomicBool,
     pub started: Instant,
     pub spawned: Spawned,
     /// Set once `process` killed it.
@@ -886,6 +891,41 @@ impl Background {
     pub fn uptime_seconds(&self) -> u64 {
         self.started.elapsed().as_secs()
     }
+
+    /// The session that owns it now.
+    pub fn owner(&self) -> Option<String> {
+        lock(&self.owner).clone()
+    }
+
+    /// Gives it to `owner` (a sub-agent's parent): it then ends with that
+    /// session, and its notifications go to it.
+    pub fn hand_to(&self, owner: Option<String>) {
+        self.watcher.retarget(owner.clone());
+        *lock(&self.owner) = owner;
+    }
+
+    /// Records that its output was read.
+    pub fn mark_read(&self) {
+        self.read.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether its output was ever read.
+    pub fn was_read(&self) -> bool {
+        self.read.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// One background process a session's end tore down: what the session's
+/// owner is told (`delegate_task` lists them in a child's result).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    pub id: String,
+    pub command: String,
+    /// Still running when the session ended (and so killed with it).
+    pub was_running: bool,
+    /// Its output was read at least once.
+    pub was_read: bool,
+    pub exit_code: Option<i32>,
 }
 
 /// The background processes of one process (the agent), by id, and the
@@ -985,7 +1025,8 @@ impl ProcessTable {
             command: shown,
             cwd: cwd.to_path_buf(),
             profile_home: ctx.profile().home().to_path_buf(),
-            session_id: ctx.session_id().map(str::to_string),
+            owner: Mutex::new(ctx.session_id().map(str::to_string)),
+            read: std::sync::atomic::AtomicBool::new(false),
             started: Instant::now(),
             spawned,
             killed: Mutex::new(None),
@@ -1035,19 +1076,28 @@ impl ProcessTable {
     }
 
     /// Tears down the background processes one session of `profile`
-    /// started (`session_id`: the id of its calls' context), with `grace`;
-    /// returns how many were still running.
-    pub fn end_session(&self, profile: &Profile, session_id: &str, grace: Duration) -> usize {
+    /// owns (`session_id`: the id of its calls' context), with `grace`;
+    /// returns what each was when the session ended.
+    pub fn end_session(&self, profile: &Profile, session_id: &str, grace: Duration) -> Vec<Ended> {
         // Left in the table while they are torn down: a shutdown meanwhile
         // (the process exiting) still finds and ends them.
         let ended: Vec<Arc<Background>> = lock(&self.procs)
             .values()
             .filter(|b| {
-                b.profile_home == profile.home() && b.session_id.as_deref() == Some(session_id)
+                b.profile_home == profile.home() && b.owner().as_deref() == Some(session_id)
             })
             .cloned()
             .collect();
-        let running = ended.iter().filter(|b| b.exit_code().is_none()).count();
+        let report: Vec<Ended> = ended
+            .iter()
+            .map(|b| Ended {
+                id: b.id.clone(),
+                command: b.command.clone(),
+                was_running: b.exit_code().is_none(),
+                was_read: b.was_read(),
+                exit_code: b.exit_code(),
+            })
+            .collect();
         std::thread::scope(|s| {
             for bg in &ended {
                 s.spawn(move || kill(bg, grace));
@@ -1057,7 +1107,7 @@ impl ProcessTable {
         for bg in &ended {
             procs.remove(&bg.id);
         }
-        running
+        report
     }
 
     /// Tears down every background process of every profile, and every

@@ -156,6 +156,8 @@ pub struct Origin {
     pub session_id: String,
     pub command: String,
     pub profile_home: PathBuf,
+    /// The task (session) its events go to; [`Watcher::retarget`] moves
+    /// it (a process handed to a sub-agent's parent).
     pub task_id: Option<String>,
     /// Whether secrets in the output and the command are redacted
     /// (`redact::enabled_for` the profile, taken when the process started).
@@ -215,6 +217,8 @@ impl Origin {
 #[derive(Debug)]
 pub struct Watcher {
     origin: Origin,
+    /// Where its events go now (starts as the origin's task).
+    task: Mutex<Option<String>>,
     patterns: Vec<String>,
     notify_on_complete: AtomicBool,
     exited: AtomicBool,
@@ -236,6 +240,7 @@ struct WatchState {
 impl Watcher {
     pub fn new(origin: Origin, notify_on_complete: bool, patterns: Vec<String>) -> Self {
         Watcher {
+            task: Mutex::new(origin.task_id.clone()),
             origin,
             patterns: patterns.into_iter().filter(|p| !p.is_empty()).collect(),
             notify_on_complete: AtomicBool::new(notify_on_complete),
@@ -243,6 +248,17 @@ impl Watcher {
             kill_requested: AtomicBool::new(false),
             state: Mutex::new(WatchState::default()),
         }
+    }
+
+    /// Sends its events from now on to `task` (the process changed hands).
+    pub fn retarget(&self, task: Option<String>) {
+        *lock(&self.task) = task;
+    }
+
+    fn event(&self, kind: &'static str) -> ProcessNotification {
+        let mut event = self.origin.event(kind);
+        event.task_id = lock(&self.task).clone();
+        event
     }
 
     /// Whether it reports anything at all.
@@ -294,7 +310,7 @@ impl Watcher {
                 if state.strikes >= WATCH_STRIKE_LIMIT {
                     state.disabled = true;
                     self.notify_on_complete.store(true, Ordering::Relaxed);
-                    let mut event = self.origin.event("watch_disabled");
+                    let mut event = self.event("watch_disabled");
                     event.suppressed = state.suppressed;
                     event.message = Some(format!(
                         "Watching stopped for {}: matches kept arriving faster than one per \
@@ -314,7 +330,7 @@ impl Watcher {
         }
         state.strike_candidate = false;
         state.cooldown_until = Some(now + WATCH_MIN_INTERVAL);
-        let mut event = self.origin.event("watch_match");
+        let mut event = self.event("watch_match");
         event.pattern = pattern;
         event.suppressed = std::mem::take(&mut state.suppressed);
         let mut text = matched
@@ -337,7 +353,7 @@ impl Watcher {
         if !self.notify_on_complete.load(Ordering::Relaxed) {
             return;
         }
-        let mut event = self.origin.event("completion");
+        let mut event = self.event("completion");
         event.status = Some(if self.kill_requested.load(Ordering::Relaxed) {
             "killed"
         } else {

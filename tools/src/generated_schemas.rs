@@ -237,7 +237,7 @@ static SCHEMA_3: &str = r#"{
 static SCHEMA_4: &str = r#"{
   "properties": {
     "action": {
-      "description": "What to do: list, poll, log, wait, kill, write, submit or close.",
+      "description": "What to do: list, poll, log, wait, kill, write, submit, close or handoff.",
       "enum": [
         "list",
         "poll",
@@ -246,7 +246,8 @@ static SCHEMA_4: &str = r#"{
         "kill",
         "write",
         "submit",
-        "close"
+        "close",
+        "handoff"
       ],
       "type": "string"
     },

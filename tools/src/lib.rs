@@ -34,7 +34,7 @@ mod session;
 pub mod tools;
 
 pub use agent_loop::install_agent_loop_executors;
-pub use session::{ProfileSessions, Session};
+pub use session::{Ended, ProfileSessions, Session};
 
 use hermes_runtime::Registry;
 

@@ -17,6 +17,7 @@ use hermes_runtime::context::ApprovalCallback;
 use hermes_runtime::{Profile, ToolContext};
 
 use hermes_procs::notify::ProcessNotification;
+pub use hermes_procs::Ended;
 
 /// One conversation: the context its calls run with, and ownership of
 /// what they leave behind (module docs).
@@ -108,26 +109,30 @@ impl Session {
     /// Ends the session now, waiting until its background processes are
     /// torn down (dropping it does the same; inside a tokio runtime the
     /// teardown then runs on a blocking thread, so a drop never stalls the
-    /// runtime).
-    pub fn end(mut self) {
-        self.cleanup()();
+    /// runtime). Returns the background processes it still owned, as they
+    /// were when it ended (one a sub-agent handed to its parent with
+    /// `process` `handoff` is the parent's, not among them).
+    pub fn end(mut self) -> Vec<Ended> {
+        let ended = self.cleanup()();
         self.ended = true;
+        ended
     }
 
     /// What ending the session does, ready to run anywhere.
-    fn cleanup(&self) -> impl FnOnce() + Send + 'static {
+    fn cleanup(&self) -> impl FnOnce() -> Vec<Ended> + Send + 'static {
         let ctx = self.ctx.clone();
         let id = self.id.clone();
         move || {
             // The profile's teardown grace (`terminal.daemon_term_grace_seconds`).
             let grace = hermes_procs::grace_for(ctx.profile());
-            hermes_procs::table().end_session(ctx.profile(), &id, grace);
+            let ended = hermes_procs::table().end_session(ctx.profile(), &id, grace);
             crate::backend::end(&ctx);
             crate::tools::terminal::session::end(&ctx);
             crate::tools::todo::forget_session(&id);
             crate::tools::file::forget_file_reads(Some(&id));
             hermes_runtime::approval::forget_session(&ctx);
             drop(hermes_procs::notify::notifications().drain_task(&id));
+            ended
         }
     }
 }
@@ -140,7 +145,7 @@ impl Drop for Session {
         let cleanup = self.cleanup();
         match tokio::runtime::Handle::try_current() {
             Ok(handle) => drop(handle.spawn_blocking(cleanup)),
-            Err(_) => cleanup(),
+            Err(_) => drop(cleanup()),
         }
     }
 }

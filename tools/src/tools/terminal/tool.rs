@@ -122,6 +122,7 @@ pub enum ProcessAction {
     Write,
     Submit,
     Close,
+    Handoff,
 }
 
 /// Manage the background processes started by `terminal` with `background: true`.
@@ -133,7 +134,10 @@ pub enum ProcessAction {
 /// process it started: the process gets SIGTERM and a grace period to stop
 /// its children, then survivors get SIGTERM, then SIGKILL), `write` (send
 /// `data` to its stdin as is), `submit` (send `data` and Enter, to answer a
-/// prompt), `close` (end its stdin: EOF).
+/// prompt), `close` (end its stdin: EOF), `handoff` (a sub-agent only:
+/// give a process it started to the agent that delegated its task, so it
+/// keeps running when the sub-agent ends; otherwise a sub-agent's
+/// processes are killed when it finishes).
 #[hermes_tool(
     toolset = "terminal",
     emoji = "⚙️",
@@ -144,7 +148,8 @@ pub enum ProcessAction {
 )]
 pub fn process(
     ctx: &ToolContext,
-    /// What to do: list, poll, log, wait, kill, write, submit or close.
+    /// What to do: list, poll, log, wait, kill, write, submit, close or
+    /// handoff.
     action: ProcessAction,
     /// The background process's id (`session_id` from `terminal`); needed
     /// by every action but list.
@@ -235,10 +240,17 @@ fn process_action(
             "error": format!("No background process with id {id} (action=list shows them)"),
         }));
     };
+    if matches!(
+        action,
+        ProcessAction::Poll | ProcessAction::Log | ProcessAction::Wait
+    ) {
+        bg.mark_read();
+    }
     Ok(match action {
         ProcessAction::List | ProcessAction::Poll => poll(&bg),
         ProcessAction::Log => log(&bg, offset, limit),
         ProcessAction::Wait => wait(ctx, &bg, timeout),
+        ProcessAction::Handoff => handoff(ctx, &bg)?,
         ProcessAction::Kill => kill(ctx, &bg),
         ProcessAction::Write => guarded_write(ctx, &bg, data.unwrap_or_default())?,
         ProcessAction::Submit => guarded_write(ctx, &bg, data.unwrap_or_default() + "\n")?,
@@ -337,7 +349,38 @@ fn action_name(action: ProcessAction) -> &'static str {
         ProcessAction::Write => "write",
         ProcessAction::Submit => "submit",
         ProcessAction::Close => "close",
+        ProcessAction::Handoff => "handoff",
     }
+}
+
+/// `handoff`: a sub-agent gives a process it owns to the agent that
+/// delegated its task (the parent's session then owns it, ends it, and gets
+/// its notifications).
+fn handoff(ctx: &ToolContext, bg: &Background) -> Result<Value, String> {
+    let Some(parent) = ctx.parent_task_id() else {
+        return Err(
+            "handoff is for a sub-agent (delegate_task) giving a process to its parent; \
+             this agent has no parent"
+                .into(),
+        );
+    };
+    if bg.owner().as_deref() != ctx.session_id() {
+        return Err(format!(
+            "{} is not this sub-agent's process: only a process it started (and still owns) \
+             can be handed off",
+            bg.id
+        ));
+    }
+    if bg.exit_code().is_some() {
+        return Ok(exited_already());
+    }
+    bg.hand_to(Some(parent.to_string()).filter(|p| !p.is_empty()));
+    Ok(json!({
+        "status": "handed_off",
+        "session_id": bg.id,
+        "message": "the process now belongs to the agent that delegated this task; \
+                    it keeps running when this sub-agent ends",
+    }))
 }
 
 fn poll(bg: &Background) -> Value {
