@@ -29,7 +29,13 @@ impl Completion {
 /// Completions kept per parent session until drained (the oldest dropped past it).
 pub const MAX_QUEUED_COMPLETIONS: usize = 64;
 
-type Queues = HashMap<String, VecDeque<Completion>>;
+/// Sessions with a queue, at most: a session that ended without draining
+/// leaves its queue behind, so past this the queue pushed to least
+/// recently is dropped.
+pub const MAX_QUEUES: usize = 256;
+
+/// Per session: when it was last pushed to (a counter), and its queue.
+type Queues = HashMap<String, (u64, VecDeque<Completion>)>;
 
 fn queues() -> &'static Mutex<Queues> {
     static QUEUES: OnceLock<Mutex<Queues>> = OnceLock::new();
@@ -42,8 +48,20 @@ pub(crate) fn queue_key(ctx: &ToolContext) -> &str {
 }
 
 pub(crate) fn push_completion(key: &str, completion: Completion) {
+    static PUSHES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let stamp = PUSHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let mut queues = queues().lock().unwrap_or_else(|e| e.into_inner());
-    let queue = queues.entry(key.to_string()).or_default();
+    if !queues.contains_key(key) && queues.len() >= MAX_QUEUES {
+        let stalest = queues
+            .iter()
+            .min_by_key(|(_, (pushed, _))| *pushed)
+            .map(|(k, _)| k.clone());
+        if let Some(stalest) = stalest {
+            queues.remove(&stalest);
+        }
+    }
+    let (pushed, queue) = queues.entry(key.to_string()).or_default();
+    *pushed = stamp;
     if queue.len() >= MAX_QUEUED_COMPLETIONS {
         queue.pop_front();
     }
@@ -57,12 +75,41 @@ pub fn completions(ctx: &ToolContext) -> Vec<Completion> {
     let mut queues = queues().lock().unwrap_or_else(|e| e.into_inner());
     queues
         .remove(queue_key(ctx))
-        .map(Vec::from)
+        .map(|(_, queue)| Vec::from(queue))
         .unwrap_or_default()
 }
 
 /// How many finished background delegations of `ctx`'s session wait.
 pub fn queued(ctx: &ToolContext) -> usize {
     let queues = queues().lock().unwrap_or_else(|e| e.into_inner());
-    queues.get(queue_key(ctx)).map_or(0, VecDeque::len)
+    queues
+        .get(queue_key(ctx))
+        .map_or(0, |(_, queue)| queue.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_that_never_drain_do_not_grow_the_table() {
+        let done = |n: usize| Completion {
+            delegation_id: format!("d{n}"),
+            result: json!({}),
+        };
+        let ctx_of = |key: &str| {
+            ToolContext::new(hermes_runtime::Profile::new("/nonexistent"), "/")
+                .with_session_id(key.to_string())
+        };
+        push_completion("bound-first", done(0));
+        for n in 0..MAX_QUEUES {
+            push_completion(&format!("bound-{n}"), done(n));
+        }
+        assert!(queues().lock().unwrap_or_else(|e| e.into_inner()).len() <= MAX_QUEUES);
+        assert_eq!(queued(&ctx_of("bound-first")), 0);
+        assert_eq!(
+            completions(&ctx_of(&format!("bound-{}", MAX_QUEUES - 1))).len(),
+            1
+        );
+    }
 }
