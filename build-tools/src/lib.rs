@@ -25,6 +25,7 @@ pub mod generate;
 pub mod lints;
 #[cfg(feature = "plans")]
 pub mod plans;
+pub mod python;
 pub mod report;
 pub mod schemas;
 mod step;
@@ -36,6 +37,7 @@ pub use discover::{discover, DiscoveredTool, Discovery, ToolModule};
 pub use generate::{generate, generate_modules, GENERATED_PREAMBLE};
 #[cfg(feature = "plans")]
 pub use plans::render_plans;
+pub use python::{render_python_module, PyTool};
 pub use schemas::render_schemas;
 pub use step::{
     declared_members, load_toolsets, read_toolsets, render_registry, table_diagnostic,

@@ -5,35 +5,39 @@
 /// Every built-in tool, by name.
 pub static TOOLS: ::hermes_runtime::__private::StaticTools =
     ::hermes_runtime::__private::phf::Map {
-        key: 16263683158343804936,
-        disps: &[(2, 2), (0, 2), (0, 0), (1, 0), (0, 7)],
+        key: 16287231350648472473,
+        disps: &[(2, 0), (0, 7), (0, 0), (0, 2), (6, 0)],
         entries: &[
             ("terminal", &crate::tools::terminal::__HERMES_TOOL_terminal),
-            ("memory", &crate::tools::memory::__HERMES_TOOL_memory),
-            ("web_extract", &crate::tools::web::__HERMES_TOOL_web_extract),
-            ("patch", &crate::tools::file::__HERMES_TOOL_patch),
-            ("write_file", &crate::tools::file::__HERMES_TOOL_write_file),
             (
-                "delegate_task",
-                &crate::tools::delegate_task::__HERMES_TOOL_delegate_task,
+                "skills_list",
+                &crate::tools::skills::__HERMES_TOOL_skills_list,
             ),
             (
                 "skill_view",
                 &crate::tools::skills::__HERMES_TOOL_skill_view,
             ),
             (
-                "skills_list",
-                &crate::tools::skills::__HERMES_TOOL_skills_list,
+                "delegate_task",
+                &crate::tools::delegate_task::__HERMES_TOOL_delegate_task,
             ),
+            ("todo", &crate::tools::todo::__HERMES_TOOL_todo),
+            ("web_search", &crate::tools::web::__HERMES_TOOL_web_search),
+            ("read_file", &crate::tools::file::__HERMES_TOOL_read_file),
+            ("clarify", &crate::tools::clarify::__HERMES_TOOL_clarify),
+            ("patch", &crate::tools::file::__HERMES_TOOL_patch),
+            ("write_file", &crate::tools::file::__HERMES_TOOL_write_file),
+            ("web_extract", &crate::tools::web::__HERMES_TOOL_web_extract),
+            ("memory", &crate::tools::memory::__HERMES_TOOL_memory),
             (
                 "search_files",
                 &crate::tools::file::__HERMES_TOOL_search_files,
             ),
-            ("todo", &crate::tools::todo::__HERMES_TOOL_todo),
-            ("clarify", &crate::tools::clarify::__HERMES_TOOL_clarify),
-            ("read_file", &crate::tools::file::__HERMES_TOOL_read_file),
             ("process", &crate::tools::terminal::__HERMES_TOOL_process),
-            ("web_search", &crate::tools::web::__HERMES_TOOL_web_search),
+            (
+                "execute_code",
+                &crate::tools::execute_code::__HERMES_TOOL_execute_code,
+            ),
         ],
     };
 /// Tool name → entry, as `TOOLS.get(name)` answers it, by a `match`
@@ -98,6 +102,9 @@ pub fn find_tool(
             _ => ::core::option::Option::None,
         },
         12 => match name {
+            "execute_code" => ::core::option::Option::Some(
+                &crate::tools::execute_code::__HERMES_TOOL_execute_code,
+            ),
             "search_files" => {
                 ::core::option::Option::Some(&crate::tools::file::__HERMES_TOOL_search_files)
             }
@@ -143,6 +150,16 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                 name: "clarify",
                 description: "Ask the user a clarifying question (multiple choice or open-ended)",
                 tools: &["clarify"],
+                includes: &[],
+                instructional: false,
+                posture: false,
+                stateless: false,
+            },
+            ::hermes_runtime::__private::StaticToolset {
+                name: "code_execution",
+                description:
+                    "Run a Python script that calls tools (one socket back to the agent per run)",
+                tools: &["execute_code"],
                 includes: &[],
                 instructional: false,
                 posture: false,
@@ -260,6 +277,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -284,6 +302,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -308,6 +327,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -332,6 +352,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -356,6 +377,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -380,6 +402,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -404,6 +427,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -457,6 +481,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -481,6 +506,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -505,6 +531,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -529,6 +556,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -553,6 +581,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -577,6 +606,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -601,6 +631,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -625,6 +656,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -658,6 +690,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -682,6 +715,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -706,6 +740,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -730,6 +765,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -754,6 +790,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
                     "memory",
                     "clarify",
                     "delegate_task",
+                    "execute_code",
                 ],
                 includes: &[],
                 instructional: false,
@@ -840,6 +877,7 @@ pub static TOOLSET_TABLE: ::hermes_runtime::__private::StaticTable =
             "memory",
             "clarify",
             "delegate_task",
+            "execute_code",
         ],
         webhook_safe: &["web_search", "web_extract", "clarify"],
         legacy: &[
@@ -870,6 +908,8 @@ pub mod toolset {
     pub const BROWSER: &str = "browser";
     /// Ask the user a clarifying question (multiple choice or open-ended)
     pub const CLARIFY: &str = "clarify";
+    /// Run a Python script that calls tools (one socket back to the agent per run)
+    pub const CODE_EXECUTION: &str = "code_execution";
     /// Coding posture: files, commands, web research, skills, planning
     pub const CODING: &str = "coding";
     /// Troubleshooting: run commands, research, inspect and fix files
@@ -946,6 +986,7 @@ pub mod toolset {
 pub const TOOLSET_NAMES: &[&str] = &[
     "browser",
     "clarify",
+    "code_execution",
     "coding",
     "debugging",
     "delegation",

@@ -5,23 +5,24 @@
 /// Tool name → its coercion plan.
 pub static PLANS: ::hermes_runtime::__private::StaticPlans =
     ::hermes_runtime::__private::phf::Map {
-        key: 16263683158343804936,
-        disps: &[(2, 2), (0, 2), (0, 0), (1, 0), (0, 7)],
+        key: 16287231350648472473,
+        disps: &[(2, 0), (0, 7), (0, 0), (0, 2), (6, 0)],
         entries: &[
-            ("terminal", &PLAN_9),
-            ("memory", &PLAN_2),
-            ("web_extract", &PLAN_11),
-            ("patch", &PLAN_3),
-            ("write_file", &PLAN_13),
+            ("terminal", &PLAN_10),
+            ("skills_list", &PLAN_9),
+            ("skill_view", &PLAN_8),
             ("delegate_task", &PLAN_1),
-            ("skill_view", &PLAN_7),
-            ("skills_list", &PLAN_8),
-            ("search_files", &PLAN_6),
-            ("todo", &PLAN_10),
+            ("todo", &PLAN_11),
+            ("web_search", &PLAN_13),
+            ("read_file", &PLAN_6),
             ("clarify", &PLAN_0),
-            ("read_file", &PLAN_5),
-            ("process", &PLAN_4),
-            ("web_search", &PLAN_12),
+            ("patch", &PLAN_4),
+            ("write_file", &PLAN_14),
+            ("web_extract", &PLAN_12),
+            ("memory", &PLAN_3),
+            ("search_files", &PLAN_7),
+            ("process", &PLAN_5),
+            ("execute_code", &PLAN_2),
         ],
     };
 
@@ -67,8 +68,11 @@ static PLAN_1: ::hermes_runtime::__private::CoercionPlan =
             ]
         },
     );
-/// `memory`
+/// `execute_code`
 static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(&[]);
+/// `memory`
+static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -90,7 +94,7 @@ static PLAN_2: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `patch`
-static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -102,7 +106,7 @@ static PLAN_3: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `process`
-static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -128,7 +132,7 @@ static PLAN_4: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `read_file`
-static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -148,7 +152,7 @@ static PLAN_5: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `search_files`
-static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -174,13 +178,13 @@ static PLAN_6: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `skill_view`
-static PLAN_7: ::hermes_runtime::__private::CoercionPlan =
-    ::hermes_runtime::__private::coercion_plan(&[]);
-/// `skills_list`
 static PLAN_8: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);
-/// `terminal`
+/// `skills_list`
 static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
+    ::hermes_runtime::__private::coercion_plan(&[]);
+/// `terminal`
+static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -218,7 +222,7 @@ static PLAN_9: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `todo`
-static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -248,7 +252,7 @@ static PLAN_10: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `web_extract`
-static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[
@@ -268,7 +272,7 @@ static PLAN_11: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `web_search`
-static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(
         const {
             &[::hermes_runtime::__private::prop_plan(
@@ -280,5 +284,5 @@ static PLAN_12: ::hermes_runtime::__private::CoercionPlan =
         },
     );
 /// `write_file`
-static PLAN_13: ::hermes_runtime::__private::CoercionPlan =
+static PLAN_14: ::hermes_runtime::__private::CoercionPlan =
     ::hermes_runtime::__private::coercion_plan(&[]);

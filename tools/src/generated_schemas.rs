@@ -5,23 +5,24 @@
 /// Tool name → its `parameters` schema, as JSON text.
 pub static SCHEMAS: ::hermes_runtime::__private::StaticSchemas =
     ::hermes_runtime::__private::phf::Map {
-        key: 16263683158343804936,
-        disps: &[(2, 2), (0, 2), (0, 0), (1, 0), (0, 7)],
+        key: 16287231350648472473,
+        disps: &[(2, 0), (0, 7), (0, 0), (0, 2), (6, 0)],
         entries: &[
-            ("terminal", SCHEMA_9),
-            ("memory", SCHEMA_2),
-            ("web_extract", SCHEMA_11),
-            ("patch", SCHEMA_3),
-            ("write_file", SCHEMA_13),
+            ("terminal", SCHEMA_10),
+            ("skills_list", SCHEMA_9),
+            ("skill_view", SCHEMA_8),
             ("delegate_task", SCHEMA_1),
-            ("skill_view", SCHEMA_7),
-            ("skills_list", SCHEMA_8),
-            ("search_files", SCHEMA_6),
-            ("todo", SCHEMA_10),
+            ("todo", SCHEMA_11),
+            ("web_search", SCHEMA_13),
+            ("read_file", SCHEMA_6),
             ("clarify", SCHEMA_0),
-            ("read_file", SCHEMA_5),
-            ("process", SCHEMA_4),
-            ("web_search", SCHEMA_12),
+            ("patch", SCHEMA_4),
+            ("write_file", SCHEMA_14),
+            ("web_extract", SCHEMA_12),
+            ("memory", SCHEMA_3),
+            ("search_files", SCHEMA_7),
+            ("process", SCHEMA_5),
+            ("execute_code", SCHEMA_2),
         ],
     };
 
@@ -129,8 +130,21 @@ static SCHEMA_1: &str = r#"{
   "required": [],
   "type": "object"
 }"#;
-/// `memory`
+/// `execute_code`
 static SCHEMA_2: &str = r#"{
+  "properties": {
+    "code": {
+      "description": "The Python script. Import tools with `from hermes_tools import NAME, ...` and print the final result to stdout.",
+      "type": "string"
+    }
+  },
+  "required": [
+    "code"
+  ],
+  "type": "object"
+}"#;
+/// `memory`
+static SCHEMA_3: &str = r#"{
   "properties": {
     "action": {
       "description": "A single change: add, replace or remove. Omit when using `operations`.",
@@ -192,7 +206,7 @@ static SCHEMA_2: &str = r#"{
   "type": "object"
 }"#;
 /// `patch`
-static SCHEMA_3: &str = r#"{
+static SCHEMA_4: &str = r#"{
   "properties": {
     "mode": {
       "description": "`replace` (default) or `patch`.",
@@ -234,7 +248,7 @@ static SCHEMA_3: &str = r#"{
   "type": "object"
 }"#;
 /// `process`
-static SCHEMA_4: &str = r#"{
+static SCHEMA_5: &str = r#"{
   "properties": {
     "action": {
       "description": "What to do: list, poll, log, wait, kill, write, submit, close or handoff.",
@@ -284,7 +298,7 @@ static SCHEMA_4: &str = r#"{
   "type": "object"
 }"#;
 /// `read_file`
-static SCHEMA_5: &str = r#"{
+static SCHEMA_6: &str = r#"{
   "properties": {
     "limit": {
       "description": "How many lines to return (default 500, at most 2000).",
@@ -310,7 +324,7 @@ static SCHEMA_5: &str = r#"{
   "type": "object"
 }"#;
 /// `search_files`
-static SCHEMA_6: &str = r#"{
+static SCHEMA_7: &str = r#"{
   "properties": {
     "context": {
       "description": "Content search: lines to show before and after each match (default 0, at most 20).",
@@ -384,7 +398,7 @@ static SCHEMA_6: &str = r#"{
   "type": "object"
 }"#;
 /// `skill_view`
-static SCHEMA_7: &str = r#"{
+static SCHEMA_8: &str = r#"{
   "properties": {
     "file_path": {
       "description": "A file inside the skill's folder to read instead of `SKILL.md`, e.g. `references/api.md`.",
@@ -401,7 +415,7 @@ static SCHEMA_7: &str = r#"{
   "type": "object"
 }"#;
 /// `skills_list`
-static SCHEMA_8: &str = r#"{
+static SCHEMA_9: &str = r#"{
   "properties": {
     "category": {
       "description": "Only skills of this category (the folder a skill sits in).",
@@ -412,7 +426,7 @@ static SCHEMA_8: &str = r#"{
   "type": "object"
 }"#;
 /// `terminal`
-static SCHEMA_9: &str = r#"{
+static SCHEMA_10: &str = r#"{
   "properties": {
     "background": {
       "description": "Start the command in the background and return at once with a `session_id` for `process` (default false).",
@@ -454,7 +468,7 @@ static SCHEMA_9: &str = r#"{
   "type": "object"
 }"#;
 /// `todo`
-static SCHEMA_10: &str = r#"{
+static SCHEMA_11: &str = r#"{
   "properties": {
     "merge": {
       "description": "true: update existing items by id and add new ones; false (default): replace the entire list.",
@@ -498,7 +512,7 @@ static SCHEMA_10: &str = r#"{
   "type": "object"
 }"#;
 /// `web_extract`
-static SCHEMA_11: &str = r#"{
+static SCHEMA_12: &str = r#"{
   "properties": {
     "char_limit": {
       "description": "Characters returned per page at most (default 15000, at least 2000).",
@@ -521,7 +535,7 @@ static SCHEMA_11: &str = r#"{
   "type": "object"
 }"#;
 /// `web_search`
-static SCHEMA_12: &str = r#"{
+static SCHEMA_13: &str = r#"{
   "properties": {
     "limit": {
       "description": "How many results to return (default 5, at most 20).",
@@ -541,7 +555,7 @@ static SCHEMA_12: &str = r#"{
   "type": "object"
 }"#;
 /// `write_file`
-static SCHEMA_13: &str = r#"{
+static SCHEMA_14: &str = r#"{
   "properties": {
     "content": {
       "description": "The complete new contents of the file.",

@@ -100,9 +100,68 @@ fn gen(GenArgs { check, one_crate }: GenArgs) -> ExitCode {
             if !gen_plans(crate_root, package, check) {
                 status = ExitCode::FAILURE;
             }
+            if let Some((_, file)) = PYTHON_MODULES.iter().find(|(p, _)| p == package) {
+                if !gen_python(crate_root, package, file, check) {
+                    status = ExitCode::FAILURE;
+                }
+            }
         }
     }
     status
+}
+
+/// The Python modules of `execute_code` (package, file under its root):
+/// a function per tool of the package, for scripts to call it by.
+const PYTHON_MODULES: &[(&str, &str)] =
+    &[("hermes-tools", "src/tools/execute_code/hermes_tools.py")];
+
+/// Renders (or with `check`, compares) the Python module of `package`'s
+/// tools: each tool's description from discovery, its parameters from the
+/// compiled schemas (the dump phase 2 built already).
+fn gen_python(crate_root: &Path, package: &str, file: &str, check: bool) -> bool {
+    let discovery = match hermes_build_tools::discover(crate_root) {
+        Ok(d) => d,
+        Err(diagnostics) => {
+            diagnostics.iter().for_each(|d| eprint!("{d}"));
+            return false;
+        }
+    };
+    let parameters = match dump_parameters(package) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}\nerror: {file} was not rendered");
+            return false;
+        }
+    };
+    let mut tools = std::collections::BTreeMap::new();
+    for (_, found) in discovery.tools() {
+        let name = &found.tool.name;
+        let Some(params) = parameters.get(name) else {
+            eprintln!("error: `{name}` has no compiled schema; {file} was not rendered");
+            return false;
+        };
+        tools.insert(
+            name.clone(),
+            hermes_build_tools::PyTool {
+                description: found.tool.description.clone(),
+                parameters: params.clone(),
+            },
+        );
+    }
+    let n = tools.len();
+    match hermes_build_tools::render_python_module(&tools) {
+        Ok(source) => cargo_hermes::ensure(
+            &crate_root.join(file),
+            &source,
+            check,
+            &format!("the Python functions of {n} tools"),
+            "cargo xtask gen",
+        ),
+        Err(e) => {
+            eprintln!("error: {e}");
+            false
+        }
+    }
 }
 
 /// Phase 2: compile the crate, dump every tool's parameters, render the

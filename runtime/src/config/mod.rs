@@ -317,6 +317,44 @@ section! {
 }
 
 section! {
+    /// `code_execution`: what `execute_code`'s scripts may do.
+    #[derive(Debug, Clone, PartialEq)]
+    #[non_exhaustive]
+    pub struct CodeExecution {
+        /// Seconds one script may run before it and what it started are
+        /// terminated (the dispatch timeout, 300 s by default, bounds it too).
+        timeout: u64 = 300,
+            read |r, key, v| r.int(key, v, 1, 86_400).map(|n| n as u64),
+            show display, example "60";
+        /// Tool calls one script may make; the next one raises in the script.
+        max_tool_calls: usize = 50,
+            read |r, key, v| r.int(key, v, 1, 100_000).map(load::usize_of),
+            show display, example "20";
+        /// This project's: bytes of the script's stdout the model gets (the
+        /// start and the end kept, the cut marked).
+        max_stdout_bytes: usize = 50_000,
+            read |r, key, v| r.int(key, v, 100, 10_000_000).map(load::usize_of),
+            show display, example "20000";
+        /// This project's: the tools a script may call (never `execute_code`,
+        /// `delegate_task`, `clarify` or the other tools of the agent loop).
+        allowed_tools: Vec<String> = CODE_EXECUTION_DEFAULT_TOOLS.iter().map(|t| t.to_string()).collect(),
+            read Reader::strings, show |v| list(v), example "[read_file, search_files, patch]";
+    }
+    reference: known::REFERENCE_CODE_EXECUTION;
+}
+
+/// `code_execution.allowed_tools` unless set: the reference's set.
+pub const CODE_EXECUTION_DEFAULT_TOOLS: &[&str] = &[
+    "web_search",
+    "web_extract",
+    "read_file",
+    "write_file",
+    "search_files",
+    "patch",
+    "terminal",
+];
+
+section! {
     /// `tools.tool_search`: progressive disclosure.
     #[derive(Debug, Clone, PartialEq)]
     #[non_exhaustive]
@@ -533,6 +571,7 @@ pub struct ProfileConfig {
     pub tool_output: ToolOutput,
     pub model: Model,
     pub delegation: Delegation,
+    pub code_execution: CodeExecution,
     pub tool_search: ToolSearch,
     pub terminal: Terminal,
     pub security: Security,
@@ -567,6 +606,7 @@ impl ProfileConfig {
             tool_output: ToolOutput::defaults(),
             model: Model::defaults(),
             delegation: Delegation::defaults(),
+            code_execution: CodeExecution::defaults(),
             tool_search: ToolSearch::defaults(),
             terminal: Terminal::defaults(),
             security: Security::defaults(),
@@ -850,6 +890,7 @@ const ROOT: Table<ProfileConfig> = Table {
             declared: |path, _, out| Model::TABLE.declared(path, out),
         },
         section_key!(ProfileConfig, delegation: Delegation),
+        section_key!(ProfileConfig, code_execution: CodeExecution),
         Key {
             name: "tools",
             read: |r, c, key, node| load::read_table(r, c, &TOOLS, key, node),

@@ -8,6 +8,8 @@
 
 pub mod clarify;
 pub mod delegate_task;
+#[path = "execute_code/tool.rs"]
+pub mod execute_code;
 #[path = "file/tool.rs"]
 pub mod file;
 #[path = "memory/tool.rs"]
