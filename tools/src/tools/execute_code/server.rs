@@ -168,14 +168,14 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
 /// on a thread of its own), so the peer sees the refusal rather than a
 /// broken pipe.
 fn refuse(stream: UnixStream, why: &str) {
-    let line = json!({ "refused": why }).to_string();
+    let line = as_line(&json!({ "refused": why }));
     let drain = move || {
         let _ = stream.set_read_timeout(Some(POLL * 10));
         let mut first = Vec::new();
         let _ = BufReader::new(&stream)
             .take(MAX_REQUEST_BYTES)
             .read_until(b'\n', &mut first);
-        let _ = writeln!(&stream, "{line}");
+        let _ = (&stream).write_all(&line);
     };
     drop(
         std::thread::Builder::new()
@@ -245,7 +245,7 @@ fn serve_connection(stream: UnixStream, shared: &Shared) {
         if line.last() != Some(&b'\n') {
             if line.len() as u64 > MAX_REQUEST_BYTES {
                 let why = format!("a request is longer than {MAX_REQUEST_BYTES} bytes");
-                let _ = writeln!(writer, "{}", json!({ "refused": why }));
+                let _ = writer.write_all(&as_line(&json!({ "refused": why })));
                 return;
             }
             // EOF in the middle of a line, or more to come.
@@ -256,10 +256,18 @@ fn serve_connection(stream: UnixStream, shared: &Shared) {
         }
         let answer = answer(&line, shared);
         line.clear();
-        if writeln!(writer, "{answer}").is_err() {
+        if writer.write_all(&as_line(&answer)).is_err() {
             return;
         }
     }
+}
+
+/// `value` as one line of JSON, written with one `write_all`: the
+/// script's reader wakes once per answer, not once per token.
+fn as_line(value: &Value) -> Vec<u8> {
+    let mut out = serde_json::to_vec(value).unwrap_or_else(|_| b"{}".to_vec());
+    out.push(b'\n');
+    out
 }
 
 /// The answer line to one request line.
