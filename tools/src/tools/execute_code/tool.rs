@@ -3,7 +3,7 @@
 //! `terminal` commands run (its environment, working directory, sandbox,
 //! containment and teardown), beside `hermes_tools.py`, the module
 //! `cargo xtask gen` generates with one function per tool. A call from
-//! the script travels over a Unix socket of this execution ([`server`])
+//! the script travels over a Unix socket of this execution (`server.rs`)
 //! back to the registry's dispatch with the call's own context, so hooks,
 //! approval, result caps and the session's state apply as to any call.
 //! Only the script's stdout returns to the model (and its stderr's tail
