@@ -304,3 +304,69 @@ async fn remote_backends_are_refused_with_the_reason() {
         "{out}"
     );
 }
+
+/// Blocks `read_file` for the session it names, and records the tool call
+/// ids it saw there.
+struct BlockReads {
+    session: String,
+    seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl hermes_runtime::hooks::PreCallHook for BlockReads {
+    fn pre_call(
+        &self,
+        call: &hermes_runtime::hooks::CallInfo<'_>,
+    ) -> hermes_runtime::hooks::PreCallDecision {
+        if call.ctx.session_id() != Some(self.session.as_str()) {
+            return hermes_runtime::hooks::PreCallDecision::Continue;
+        }
+        let id = call.ctx.tool_call_id().unwrap_or_default().to_string();
+        self.seen
+            .lock()
+            .unwrap()
+            .push(format!("{}:{id}", call.tool));
+        if call.tool == "read_file" {
+            hermes_runtime::hooks::PreCallDecision::Block("blocked by the test's hook".into())
+        } else {
+            hermes_runtime::hooks::PreCallDecision::Continue
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripts_calls_pass_the_registrys_hooks() {
+    let s = Scratch::new("");
+    std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
+    let hook = std::sync::Arc::new(BlockReads {
+        session: "hooked".into(),
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    hermes_tools::registry().add_pre_call_hook(hook.clone());
+    let ctx = s.ctx("hooked").with_tool_call_id("call-7");
+    let code =
+        "import json\nfrom hermes_tools import read_file\nprint(json.dumps(read_file('a.txt')))\n";
+    let answer = run_in(&ctx, code).await;
+    assert_eq!(answer["status"], "success", "{answer}");
+    let out = output(&answer);
+    assert!(out.contains("blocked by the test's hook"), "{out}");
+    assert!(!out.contains("alpha"), "{out}");
+    let seen = hook.seen.lock().unwrap().clone();
+    assert!(
+        seen.contains(&"read_file:call-7/1".to_string()),
+        "the hook saw the script's call as the call's own: {seen:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_sandbox_still_runs_scripts_and_keeps_them_from_writing() {
+    let s = Scratch::new("terminal:\n  sandbox: read-only\n");
+    let target = s.work().join("made.txt");
+    let code = format!(
+        "try:\n    open({:?}, 'w').write('x')\n    print('wrote')\nexcept OSError as e:\n    print('refused', e.errno)\n",
+        target.display().to_string()
+    );
+    let answer = s.run("s1", &code).await;
+    assert_eq!(answer["status"], "success", "{answer}");
+    assert!(output(&answer).contains("refused"), "{answer}");
+    assert!(!target.exists());
+}
