@@ -165,10 +165,10 @@ def patch(mode: Optional[str] = None, new_string: Optional[str] = None, old_stri
 def process(action: str, data: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None, session_id: Optional[str] = None, timeout: Optional[int] = None) -> Any:
     """Manage the background processes started by `terminal` with `background: true`.
 
-    Actions: `list` (every background process of this profile), `poll` (status and the latest output), `log` (the output by lines: the last `limit` lines, or `limit` lines from line `offset`), `wait` (block until it exits or `timeout` seconds pass), `kill` (terminate it and every process it started: the process gets SIGTERM and a grace period to stop its children, then survivors get SIGTERM, then SIGKILL), `write` (send `data` to its stdin as is), `submit` (send `data` and Enter, to answer a prompt), `close` (end its stdin: EOF).
+    Actions: `list` (every background process of this profile), `poll` (status and the latest output), `log` (the output by lines: the last `limit` lines, or `limit` lines from line `offset`), `wait` (block until it exits or `timeout` seconds pass), `kill` (terminate it and every process it started: the process gets SIGTERM and a grace period to stop its children, then survivors get SIGTERM, then SIGKILL), `write` (send `data` to its stdin as is), `submit` (send `data` and Enter, to answer a prompt), `close` (end its stdin: EOF), `handoff` (a sub-agent only: give a process it started to the agent that delegated its task, so it keeps running when the sub-agent ends; otherwise a sub-agent's processes are killed when it finishes).
 
     Args:
-        action: What to do: list, poll, log, wait, kill, write, submit or close. One of: "list", "poll", "log", "wait", "kill", "write", "submit", "close".
+        action: What to do: list, poll, log, wait, kill, write, submit, close or handoff. One of: "list", "poll", "log", "wait", "kill", "write", "submit", "close", "handoff".
         data: For write and submit: the text to send to the process's stdin.
         limit: For log: how many lines to return (default 200).
         offset: For log: the first line to return, 0-based (default: the last `limit` lines).
