@@ -16,12 +16,17 @@
 //! each server's failed connection, which becomes the text of its
 //! `error` in [`ServerStatus`].
 
+pub mod callbacks;
 mod error;
 pub mod naming;
 pub mod output;
 pub mod render;
 pub mod stdio;
 
+pub use callbacks::{
+    clear_elicitation_callback, clear_sampling_callback, set_elicitation_callback,
+    set_sampling_callback,
+};
 use error::secs;
 pub use error::McpError;
 
@@ -217,6 +222,8 @@ struct Server {
     /// Images and audio of results go to the caller as media
     /// ([`McpClients::pass_media`]) instead of files under the cache.
     pass_media: Arc<std::sync::atomic::AtomicBool>,
+    /// Its `sampling` / `elicitation` limits and the calls in flight.
+    asks: Arc<callbacks::Asks>,
 }
 
 /// Held while a server's tools are named and registered ([`Server::register`]).
@@ -478,13 +485,41 @@ impl Drop for McpClients {
     }
 }
 
-/// rmcp's handler: `list_changed` wakes the supervisor.
+/// rmcp's handler: `list_changed` wakes the supervisor; the server's
+/// requests back go to [`callbacks`].
 #[derive(Clone)]
 struct Handler {
     relist: Arc<Notify>,
+    asks: Arc<callbacks::Asks>,
 }
 
+#[allow(deprecated)] // rmcp marks sampling and roots deprecated by SEP-2577.
 impl ClientHandler for Handler {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.capabilities = self.asks.capabilities();
+        info
+    }
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        self.asks.create_message(params).await
+    }
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.asks.create_elicitation(request).await
+    }
+    async fn list_roots(
+        &self,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        Ok(self.asks.roots())
+    }
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.relist.notify_one();
     }
@@ -566,6 +601,11 @@ impl Server {
             first_done,
             stop,
             pass_media,
+            asks: Arc::new(callbacks::Asks::new(
+                name,
+                entry.sampling.clone(),
+                entry.elicitation.clone(),
+            )),
         }
     }
 
@@ -579,6 +619,7 @@ impl Server {
     async fn open(&self) -> Result<(Session, Option<Target>), McpError> {
         let handler = Handler {
             relist: Arc::clone(&self.relist),
+            asks: Arc::clone(&self.asks),
         };
         match &self.transport {
             Transport::Stdio(launch) => {
@@ -884,7 +925,7 @@ impl Server {
         let weak: Weak<Server> = Arc::downgrade(self);
         let call = Arc::new(call);
         let server_name = self.name.clone();
-        let handler: hermes_runtime::tool::DynHandler = Arc::new(move |_ctx, args| {
+        let handler: hermes_runtime::tool::DynHandler = Arc::new(move |ctx, args| {
             let weak = weak.clone();
             let call = Arc::clone(&call);
             let server_name = server_name.clone();
@@ -894,7 +935,7 @@ impl Server {
                 };
                 let handle = server.handle.clone();
                 match handle
-                    .spawn(async move { server.call(&call, args).await })
+                    .spawn(async move { server.call(&call, args, ctx).await })
                     .await
                 {
                     Ok(result) => result,
@@ -913,7 +954,7 @@ impl Server {
     }
 
     /// One call on the live session, bounded by `timeout`.
-    async fn call(&self, call: &Call, args: Value) -> String {
+    async fn call(&self, call: &Call, args: Value, ctx: hermes_runtime::ToolContext) -> String {
         let Some(peer) = lock(&self.peer).clone() else {
             let why = lock(&self.status)
                 .error
@@ -923,6 +964,8 @@ impl Server {
             return render::error(&format!("MCP server '{}' is not connected{why}", self.name));
         };
         let what = call.method();
+        // Requests back from the server during the call find its session.
+        let _in_flight = self.asks.flight.enter(ctx);
         let work = async {
             match call {
                 Call::Tool { name: tool, output } => {

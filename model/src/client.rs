@@ -97,6 +97,20 @@ impl ModelClient {
         if !tools.is_empty() {
             body["tools"] = Value::Array(tools.to_vec());
         }
+        let answer = self.complete(body).await?;
+        Ok(answer
+            .pointer("/choices/0/message")
+            .cloned()
+            .unwrap_or(Value::Null))
+    }
+
+    /// Sends `body` as it is (with the endpoint's `model` when it names
+    /// none), retried as [`ModelClient::chat`]; answers the whole chat
+    /// completion, which has a `choices[0].message` object.
+    pub(crate) async fn complete(&self, mut body: Value) -> Result<Value, ModelError> {
+        if body.get("model").is_none_or(|m| !m.is_string()) {
+            body["model"] = Value::String(self.endpoint.model.clone());
+        }
         let body = body.to_string();
         let client = self.clone();
         tokio::task::spawn_blocking(move || client.post_with_retries(&body))
@@ -217,7 +231,7 @@ impl ModelClient {
             Err(e) => return bad(format!("not JSON: {e}")),
         };
         match answer.pointer("/choices/0/message") {
-            Some(m) if m.is_object() => Ok(Answer::Message(m.clone())),
+            Some(m) if m.is_object() => Ok(Answer::Message(answer)),
             _ => bad("no `choices[0].message`".into()),
         }
     }
@@ -225,6 +239,7 @@ impl ModelClient {
 
 /// What one attempt brought.
 enum Answer {
+    /// A chat completion with a `choices[0].message` object.
     Message(Value),
     Final(ModelError),
     Retry {

@@ -138,16 +138,14 @@ pub(crate) const REFERENCE_APPROVALS: &[&str] =
     &["destructive_slash_confirm", "mcp_reload_confirm"];
 
 /// Keys of one `mcp_servers` entry the reference reads and this project
-/// does not (yet): TLS, OAuth, sampling, lifecycle.
+/// does not (yet): TLS, OAuth, lifecycle.
 pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
     "auth",
     "client_cert",
     "client_key",
-    "elicitation",
     "lifecycle",
     "log_level",
     "oauth",
-    "sampling",
     "skip_preflight",
     "transport",
 ];

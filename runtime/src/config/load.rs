@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::known::REFERENCE_MCP_SERVER;
 use super::values::{
-    ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, SandboxFallback, SandboxMode,
-    SandboxNetwork, Setting, Severity, Source, SslVerify, ToolSearchMode, ToolsetMention,
-    MAX_FILE_BYTES,
+    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpSampling, McpServer, McpTransport,
+    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
+    ToolSearchMode, ToolsetMention, MAX_FILE_BYTES,
 };
 use super::yaml::{parse_bool, parse_float, parse_int, Kind, Node, Pos};
 
@@ -793,6 +793,8 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         "ssl_verify",
         "supports_parallel_tool_calls",
         "max_tools",
+        "sampling",
+        "elicitation",
     ];
     let entries = r.mapping(key, node)?;
     let mut command = None;
@@ -811,6 +813,8 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut ssl_verify = SslVerify::default();
     let mut parallel = false;
     let mut max_tools = None;
+    let mut sampling = McpSampling::default();
+    let mut elicitation = McpElicitation::default();
     let mut bad = false;
     for (name, v, pos) in entries {
         let k = join(key, &name);
@@ -874,6 +878,16 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
             "max_tools" => {
                 max_tools = r.int(&k, v, 1, 1_000_000).map(usize_of);
                 ok(max_tools.is_some());
+            }
+            "sampling" => {
+                let value = read_mcp_sampling(r, &k, v);
+                ok(value.is_some());
+                sampling = value.unwrap_or_default();
+            }
+            "elicitation" => {
+                let value = read_mcp_elicitation(r, &k, v);
+                ok(value.is_some());
+                elicitation = value.unwrap_or_default();
             }
             "ssl_verify" => {
                 let flag = match &v.kind {
@@ -966,8 +980,89 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         ssl_verify,
         parallel,
         max_tools,
+        sampling,
+        elicitation,
         pos: at,
     })
+}
+
+/// `mcp_servers.NAME.sampling`; `None` when a field does not read.
+fn read_mcp_sampling(r: &mut Reader, key: &str, node: &Node) -> Option<McpSampling> {
+    const READ: &[&str] = &[
+        "enabled",
+        "model",
+        "max_tokens_cap",
+        "timeout",
+        "max_rpm",
+        "allowed_models",
+        "max_tool_rounds",
+    ];
+    let mut out = McpSampling::default();
+    let mut bad = false;
+    for (name, v, pos) in r.mapping(key, node)? {
+        let k = join(key, &name);
+        if v.is_null() {
+            continue;
+        }
+        let present = match name.as_str() {
+            "enabled" => r.bool(&k, v).map(|b| out.enabled = b).is_some(),
+            "model" => plain_text(r, &k, v)
+                .map(|m| out.model = Some(m).filter(|m| !m.is_empty()))
+                .is_some(),
+            "max_tokens_cap" => r
+                .int(&k, v, 1, 1_000_000)
+                .map(|n| out.max_tokens_cap = u32_of(n))
+                .is_some(),
+            "timeout" => r
+                .float(&k, v, 0.001, 86_400.0)
+                .map(|t| out.timeout = t)
+                .is_some(),
+            "max_rpm" => r
+                .int(&k, v, 0, 1_000_000)
+                .map(|n| out.max_rpm = u32_of(n))
+                .is_some(),
+            "allowed_models" => r.strings(&k, v).map(|m| out.allowed_models = m).is_some(),
+            "max_tool_rounds" => r
+                .int(&k, v, 0, 1_000)
+                .map(|n| out.max_tool_rounds = u32_of(n))
+                .is_some(),
+            other => {
+                r.unknown(key, other, pos, READ, &["log_level"]);
+                true
+            }
+        };
+        bad |= !present;
+    }
+    (!bad).then_some(out)
+}
+
+/// `mcp_servers.NAME.elicitation`; `None` when a field does not read.
+fn read_mcp_elicitation(r: &mut Reader, key: &str, node: &Node) -> Option<McpElicitation> {
+    let mut out = McpElicitation::default();
+    let mut bad = false;
+    for (name, v, pos) in r.mapping(key, node)? {
+        let k = join(key, &name);
+        if v.is_null() {
+            continue;
+        }
+        let present = match name.as_str() {
+            "enabled" => r.bool(&k, v).map(|b| out.enabled = b).is_some(),
+            "timeout" => r
+                .float(&k, v, 0.001, 86_400.0)
+                .map(|t| out.timeout = t)
+                .is_some(),
+            other => {
+                r.unknown(key, other, pos, &["enabled", "timeout"], &[]);
+                true
+            }
+        };
+        bad |= !present;
+    }
+    (!bad).then_some(out)
+}
+
+fn u32_of(v: i64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// A value given as text (`terminal.ssh_host`, `docker_image`), trimmed;

@@ -50,9 +50,9 @@ use load::{
 use yaml::Node;
 
 pub use values::{
-    ApprovalMode, CronMode, Diagnostic, McpServer, McpTransport, SandboxFallback, SandboxMode,
-    SandboxNetwork, Setting, Severity, Source, SslVerify, ToolSearchMode, ToolsetMention,
-    FILE_NAME, MAX_FILE_BYTES,
+    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpSampling, McpServer, McpTransport,
+    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
+    ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES,
 };
 pub use yaml::Pos;
 

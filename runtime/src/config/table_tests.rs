@@ -133,3 +133,69 @@ fn every_declared_key_is_read_shown_and_checked() {
         );
     }
 }
+
+/// `mcp_servers.NAME.sampling` / `.elicitation`: the reference's keys read
+/// into typed limits (its defaults when left out), a bad value refuses the
+/// server with the key's path, a misspelt key gets a did-you-mean, and the
+/// reference's `log_level` passes quietly.
+#[test]
+fn mcp_sampling_and_elicitation_keys() {
+    let home = Home::with(
+        "mcp_servers:
+  tuned:
+    command: srv
+    sampling:
+      enabled: true
+      model: small
+      max_tokens_cap: 100
+      timeout: 5
+      max_rpm: 3
+      allowed_models: [small, tiny]
+      max_tool_rounds: 0
+      log_level: debug
+      max_rmp: 4
+    elicitation:
+      enabled: false
+      timeout: 9
+  plain:
+    command: srv
+  broken:
+    command: srv
+    sampling:
+      max_rpm: many
+",
+    );
+    let c = home.load();
+    let tuned = &c.mcp_servers["tuned"];
+    assert_eq!(tuned.sampling.model.as_deref(), Some("small"));
+    assert_eq!(tuned.sampling.max_tokens_cap, 100);
+    assert_eq!(tuned.sampling.timeout, 5.0);
+    assert_eq!(tuned.sampling.max_rpm, 3);
+    assert_eq!(tuned.sampling.allowed_models, ["small", "tiny"]);
+    assert_eq!(tuned.sampling.max_tool_rounds, 0);
+    assert!(!tuned.elicitation.enabled);
+    assert_eq!(tuned.elicitation.timeout, 9.0);
+    let plain = &c.mcp_servers["plain"];
+    assert_eq!(plain.sampling, super::McpSampling::default());
+    assert!(plain.sampling.enabled && plain.elicitation.enabled);
+    assert!(!c.mcp_servers.contains_key("broken"));
+    let about = |key: &str| {
+        c.diagnostics
+            .iter()
+            .filter(|d| d.key == key)
+            .map(|d| (d.severity, d.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    let misspelt = about("mcp_servers.tuned.sampling.max_rmp");
+    assert!(
+        matches!(&misspelt[..], [(Severity::Warning, m)] if m.contains("max_rpm")),
+        "{misspelt:?}"
+    );
+    assert!(about("mcp_servers.tuned.sampling.log_level").is_empty());
+    let bad = about("mcp_servers.broken.sampling.max_rpm");
+    assert!(
+        matches!(&bad[..], [(Severity::Error, _)]),
+        "{bad:?} {:?}",
+        c.diagnostics
+    );
+}

@@ -238,7 +238,70 @@ pub struct McpServer {
     /// `max_tools`: the most tools of its listing offered (the rest cut
     /// with a note); the MCP client's default when unset.
     pub max_tools: Option<usize>,
+    /// `sampling`: whether and within what limits the server may ask the
+    /// agent's model (`sampling/createMessage`).
+    pub sampling: McpSampling,
+    /// `elicitation`: whether the server may ask the user
+    /// (`elicitation/create`).
+    pub elicitation: McpElicitation,
     pub pos: Pos,
+}
+
+/// `sampling` of an MCP server entry (the reference's keys). The
+/// defaults are the reference's: on, 10 requests a minute, 4096 tokens.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpSampling {
+    /// `enabled` (default true): offered at all (and advertised at
+    /// `initialize` when the agent installed a sampling callback).
+    pub enabled: bool,
+    /// `model`: the model asked, whatever the server prefers.
+    pub model: Option<String>,
+    /// `max_tokens_cap`: the server's `maxTokens` is lowered to this.
+    pub max_tokens_cap: u32,
+    /// `timeout`: seconds one request to the model may take.
+    pub timeout: f64,
+    /// `max_rpm`: requests accepted in any 60 seconds; more are refused.
+    pub max_rpm: u32,
+    /// `allowed_models`: the models the server may have (empty: any).
+    pub allowed_models: Vec<String>,
+    /// `max_tool_rounds`: tool-use answers in a row (0: none at all).
+    pub max_tool_rounds: u32,
+}
+
+impl Default for McpSampling {
+    fn default() -> Self {
+        McpSampling {
+            enabled: true,
+            model: None,
+            max_tokens_cap: 4096,
+            timeout: 30.0,
+            max_rpm: 10,
+            allowed_models: Vec::new(),
+            max_tool_rounds: 5,
+        }
+    }
+}
+
+/// `elicitation` of an MCP server entry (the reference's keys).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct McpElicitation {
+    /// `enabled` (default true): offered at all (and advertised at
+    /// `initialize` when the agent installed an elicitation callback).
+    pub enabled: bool,
+    /// `timeout`: seconds the user has to answer (default 300); then the
+    /// server gets `cancel`.
+    pub timeout: f64,
+}
+
+impl Default for McpElicitation {
+    fn default() -> Self {
+        McpElicitation {
+            enabled: true,
+            timeout: 300.0,
+        }
+    }
 }
 
 /// `ssl_verify` of an MCP server, as the reference reads it: `true` (the
