@@ -63,6 +63,13 @@ enum Command {
         /// The arguments, as a JSON object.
         #[arg(default_value = "{}")]
         args: String,
+        /// How an MCP server's question to the user (elicitation) is
+        /// answered, as there is no one to ask: `defaults` accepts the
+        /// form's default values (declines when a required field has none),
+        /// `decline` declines. Without it the server is told elicitation is
+        /// not available.
+        #[arg(long, value_name = "HOW", value_parser = ["defaults", "decline"])]
+        elicit: Option<String>,
     },
     /// Serve the tools to other agents: a Model Context Protocol server on
     /// stdio, or on streamable HTTP with --http.
@@ -183,7 +190,10 @@ fn main() -> ExitCode {
         Command::List | Command::Schema { .. } | Command::Check | Command::Serve { .. } => {
             mcp_cmd::connect_for(registry, &profile, None)
         }
-        Command::Call { name, .. } => mcp_cmd::connect_for(registry, &profile, Some(name)),
+        Command::Call { name, elicit, .. } => {
+            mcp_cmd::install_elicitation(elicit.as_deref());
+            mcp_cmd::connect_for(registry, &profile, Some(name))
+        }
         Command::Config(_) | Command::Mcp(_) => None,
     };
     // As a gateway, upstream images go on to the client as image blocks:
@@ -266,7 +276,7 @@ fn main() -> ExitCode {
             }
             emit(&text)
         }
-        Command::Call { name, args } => {
+        Command::Call { name, args, .. } => {
             let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_time()
                 .build()

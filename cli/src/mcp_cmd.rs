@@ -29,6 +29,21 @@ pub fn has_servers(profile: &Profile) -> bool {
     !profile.config().mcp_servers.is_empty()
 }
 
+/// `call --elicit HOW`: the elicitation callback of a run with no user to
+/// ask (installed before the servers connect, so they are told).
+pub fn install_elicitation(how: Option<&str>) {
+    let callback: hermes_mcp_client::callbacks::ElicitationCallback = match how {
+        Some("defaults") => hermes_mcp_client::callbacks::accept_defaults(),
+        Some("decline") => std::sync::Arc::new(|_| {
+            Box::pin(std::future::ready(
+                hermes_mcp_client::callbacks::ElicitationAnswer::Decline,
+            ))
+        }),
+        _ => return,
+    };
+    hermes_mcp_client::set_elicitation_callback(callback);
+}
+
 /// Connects the configured servers a command needs: all of them for
 /// `list`, `schema`, `check` and `serve`; for `call`, only the server whose
 /// tool is called (none for a built-in tool). `None` when there is nothing

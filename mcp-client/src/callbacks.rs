@@ -422,6 +422,34 @@ impl Asks {
     }
 }
 
+/// An elicitation callback for a run with no user to ask
+/// (`hermes-tools call --elicit defaults`): accepts with each property's
+/// `default` (filled in as for any accepted answer), and declines when a
+/// `required` property has none.
+pub fn accept_defaults() -> ElicitationCallback {
+    Arc::new(|req: ElicitationRequest| {
+        let props = req.schema.get("properties").and_then(Value::as_object);
+        let unanswerable = req
+            .schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .any(|name| {
+                props
+                    .and_then(|p| p.get(name))
+                    .is_none_or(|p| p.get("default").is_none())
+            });
+        let answer = if unanswerable {
+            ElicitationAnswer::Decline
+        } else {
+            ElicitationAnswer::Accept(Map::new())
+        };
+        Box::pin(std::future::ready(answer))
+    })
+}
+
 /// Each property of `schema` that `content` leaves out and that has a
 /// `default` gets it (SEP-1034).
 pub fn with_defaults(content: &mut Map<String, Value>, schema: &Value) {

@@ -47,14 +47,15 @@ async def ask_model(ctx: Context, prompt: str, max_tokens: int = 100000, hint: s
 
 
 @mcp.tool()
-async def ask_user(ctx: Context, question: str) -> str:
-    """Asks the user (elicitation/create, form mode) for a name and an age."""
+async def ask_user(ctx: Context, question: str, name_default: str = "") -> str:
+    """Asks the user (elicitation/create, form mode) for a name (required;
+    with a default when name_default is given) and an age (default 30)."""
+    name = {"type": "string", "description": "Your name"}
+    if name_default:
+        name["default"] = name_default
     schema = {
         "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "Your name"},
-            "age": {"type": "integer", "default": 30},
-        },
+        "properties": {"name": name, "age": {"type": "integer", "default": 30}},
         "required": ["name"],
     }
     try:
