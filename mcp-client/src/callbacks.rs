@@ -287,6 +287,12 @@ impl Asks {
         }
         let max_tokens = params.max_tokens.min(s.max_tokens_cap);
         value["maxTokens"] = Value::from(max_tokens);
+        tracing::info!(
+            target: "hermes::mcp",
+            "MCP server '{name}' sampling request: model {}, max_tokens {max_tokens}, {} message(s)",
+            model.as_deref().unwrap_or("(the agent's)"),
+            value["messages"].as_array().map_or(0, Vec::len)
+        );
         let request = SamplingRequest {
             server: name.clone(),
             params: value,
@@ -383,6 +389,7 @@ impl Asks {
             // reference does.
             _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
+        tracing::info!(target: "hermes::mcp", "MCP server '{name}' elicitation request");
         let asked = ElicitationRequest {
             server: name.clone(),
             message,
