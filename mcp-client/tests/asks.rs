@@ -261,3 +261,38 @@ fn roots_are_the_session_s_working_directory() {
     assert_eq!(roots[0]["uri"], file_uri(&dir), "{roots}");
     assert!(roots[0]["uri"].as_str().unwrap().starts_with("file:///"));
 }
+
+#[test]
+fn a_slow_model_or_user_is_cut_off_at_the_entry_s_timeout() {
+    let _turn = turn();
+    // The model answers after 5 s; the entry gives it 1.
+    let (url, _seen) = model_support::serve(|_| {
+        model_support::Reply::After(
+            Duration::from_secs(5),
+            Box::new(model_support::answer("late")),
+        )
+    });
+    hermes_mcp_client::set_sampling_callback(model_callback(&url));
+    // A user who never answers.
+    hermes_mcp_client::set_elicitation_callback(Arc::new(|_| {
+        Box::pin(std::future::pending::<ElicitationAnswer>())
+    }));
+    let f = Fixture::new(
+        &entry(
+            "slow",
+            "    sampling:\n      timeout: 1\n    elicitation:\n      timeout: 1\n",
+        ),
+        "",
+    );
+    let _clients = start(&f);
+    let r = answer(&f, "mcp__slow__ask_model", json!({"prompt": "p"}));
+    let error = r["error"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        error.contains("timed out") && error.contains("sampling.timeout"),
+        "{r}"
+    );
+    let r = answer(&f, "mcp__slow__ask_user", json!({"question": "q"}));
+    assert_eq!(r["action"], "cancel", "{r}");
+    hermes_mcp_client::clear_sampling_callback();
+    hermes_mcp_client::clear_elicitation_callback();
+}
