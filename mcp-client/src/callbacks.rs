@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use hermes_procs::lock;
 use hermes_runtime::config::{McpElicitation, McpSampling};
 use hermes_runtime::ToolContext;
 use rmcp::model::{
@@ -23,8 +24,6 @@ use rmcp::model::{
     FormElicitationCapability, ListRootsResult, Root, RootsCapabilities, SamplingCapability,
 };
 use serde_json::{Map, Value};
-
-use crate::lock;
 
 /// A callback's answer.
 pub type CallbackFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
