@@ -182,28 +182,38 @@ fn tool_rounds_in_a_row_are_bounded() {
 #[test]
 fn sampling_disabled_or_without_a_callback_is_refused_with_the_reason() {
     let _turn = turn();
-    hermes_mcp_client::clear_sampling_callback();
+    let (url, seen) = model_support::serve(|_| model_support::answer("unused"));
+    hermes_mcp_client::set_sampling_callback(model_callback(&url));
     let f = Fixture::new(
         &format!(
             "{}{}",
             entry("off", "    sampling:\n      enabled: false\n"),
-            entry("bare", "")
+            entry("on", "")
         ),
         "",
     );
     let _clients = start(&f);
-    // Not advertised: off by the entry, and no callback for the other.
-    for server in ["off", "bare"] {
-        let caps = answer(&f, &format!("mcp__{server}__capabilities"), json!({}));
-        assert!(caps.get("sampling").is_none(), "{server}: {caps}");
-        assert!(caps["roots"].is_object(), "{server}: {caps}");
-    }
+    // Advertised where it is on and a callback is installed.
+    let caps = answer(&f, "mcp__off__capabilities", json!({}));
+    assert!(caps.get("sampling").is_none(), "{caps}");
+    assert!(caps["roots"].is_object(), "{caps}");
+    let caps = answer(&f, "mcp__on__capabilities", json!({}));
+    assert!(caps["sampling"].is_object(), "{caps}");
     let r = answer(&f, "mcp__off__ask_model", json!({"prompt": "x"}));
     let error = r["error"].as_str().unwrap_or_else(|| panic!("{r}"));
     assert!(error.contains("disabled") && error.contains("'off'"), "{r}");
-    let r = answer(&f, "mcp__bare__ask_model", json!({"prompt": "x"}));
+
+    // The callback removed: refused at once, with why.
+    hermes_mcp_client::clear_sampling_callback();
+    let r = answer(&f, "mcp__on__ask_model", json!({"prompt": "x"}));
     let error = r["error"].as_str().unwrap_or_else(|| panic!("{r}"));
     assert!(error.contains("no sampling callback"), "{r}");
+    assert!(seen.try_recv().is_err(), "the model was asked");
+    // A server connected without a callback is not told the client samples.
+    let g = Fixture::new(&entry("later", ""), "");
+    let _later = start(&g);
+    let caps = answer(&g, "mcp__later__capabilities", json!({}));
+    assert!(caps.get("sampling").is_none(), "{caps}");
 }
 
 #[test]
