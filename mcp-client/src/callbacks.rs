@@ -173,9 +173,28 @@ pub(crate) struct Asks {
     pub(crate) flight: Arc<InFlight>,
 }
 
+/// An error for the server (credentials stripped: it may quote the
+/// model's endpoint), logged.
 fn refuse(code: ErrorCode, message: String) -> ErrorData {
+    let message = crate::render::strip_credentials(&message);
     tracing::warn!(target: "hermes::mcp", "{message}");
     ErrorData::new(code, message, None)
+}
+
+/// The text blocks of a sampling answer with credential-looking parts
+/// written `[REDACTED]`, as the reference does: the model must not hand a
+/// server a secret it saw.
+fn strip_answer(answer: &mut Value) {
+    let blocks: Vec<&mut Value> = match answer.get_mut("content") {
+        Some(Value::Array(items)) => items.iter_mut().collect(),
+        Some(block @ Value::Object(_)) => vec![block],
+        _ => Vec::new(),
+    };
+    for block in blocks {
+        if let Some(Value::String(text)) = block.get_mut("text") {
+            *text = crate::render::strip_credentials(text);
+        }
+    }
 }
 
 impl Asks {
@@ -300,7 +319,7 @@ impl Asks {
             ctx: self.flight.current(),
         };
         let timeout = Duration::from_secs_f64(s.timeout);
-        let answer = match tokio::time::timeout(timeout, callback(request)).await {
+        let mut answer = match tokio::time::timeout(timeout, callback(request)).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(why)) => {
                 return Err(refuse(
@@ -318,6 +337,7 @@ impl Asks {
                 ))
             }
         };
+        strip_answer(&mut answer);
         let result: CreateMessageResult = serde_json::from_value(answer).map_err(|e| {
             refuse(
                 ErrorCode::INTERNAL_ERROR,

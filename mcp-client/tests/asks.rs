@@ -83,6 +83,9 @@ fn sampling_reaches_the_agent_s_model_within_the_entry_s_limits() {
             model_support::call("c1", "lookup", json!({"word": "mcp"}))
         } else {
             let asked = body["messages"][1]["content"].as_str().unwrap_or("?");
+            if asked == "secret" {
+                return model_support::answer("the key is sk-abc123 and Bearer t0ken");
+            }
             model_support::answer(&format!("model answer to {asked}"))
         }
     });
@@ -131,6 +134,19 @@ fn sampling_reaches_the_agent_s_model_within_the_entry_s_limits() {
     assert_eq!(r["content"][0]["input"], json!({"word": "mcp"}), "{r}");
     let body = seen.recv_timeout(Duration::from_secs(5)).unwrap().body;
     assert_eq!(body["tools"][0]["function"]["name"], "lookup", "{body}");
+
+    // The model's answer reaches the server with credentials stripped.
+    // (max_rpm is 2: this is the third request, so another server asks.)
+    let r = answer(&f, "mcp__picky__ask_model", json!({"prompt": "secret"}));
+    let text = r["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        !text.contains("sk-abc123") && !text.contains("t0ken"),
+        "{r}"
+    );
+    assert!(text.contains("[REDACTED]"), "{r}");
+    seen.recv_timeout(Duration::from_secs(5)).unwrap();
 
     // max_rpm: 2 — a third request within the minute is refused, and the
     // model is not asked.
