@@ -12,6 +12,9 @@
 //! exponential backoff. Dropping [`McpClients`] removes the tools and tears
 //! the stdio servers down, parent first.
 //!
+//! What a server asks back while it runs a tool (`sampling/createMessage`,
+//! `elicitation/create`, `roots/list`) is answered in [`callbacks`].
+//!
 //! Failures are [`McpError`]s: the error of [`McpClients::start`], and
 //! each server's failed connection, which becomes the text of its
 //! `error` in [`ServerStatus`].
