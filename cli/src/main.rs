@@ -5,6 +5,7 @@
 //! (`hermes-procs`), first thing in `main`.
 
 mod config_cmd;
+mod conformance;
 mod mcp_cmd;
 
 use std::path::PathBuf;

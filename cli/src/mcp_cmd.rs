@@ -21,6 +21,13 @@ pub enum McpCommand {
         /// The server's name in `mcp_servers`.
         name: String,
     },
+    /// The MCP conformance suite's client: connect NAME and run the steps
+    /// of the scenario named in `MCP_CONFORMANCE_SCENARIO` (`.ci/conformance`).
+    #[command(hide = true)]
+    Conformance {
+        /// The server's name in `mcp_servers`.
+        name: String,
+    },
 }
 
 /// Whether the profile configures MCP servers (enabled or not): the
@@ -91,6 +98,7 @@ pub fn run(
     profile: &Profile,
 ) -> (String, ExitCode) {
     match command {
+        McpCommand::Conformance { name } => crate::conformance::run(registry, profile, &name),
         McpCommand::List { json } => {
             let clients = match McpClients::start(registry, profile) {
                 Ok(c) => c,
