@@ -206,3 +206,95 @@ fn an_unknown_session_is_404_and_a_new_one_works() {
     let (text, is_error) = tool_text(&read).unwrap_or_else(|| panic!("{read:?}"));
     assert!(!is_error && text.contains("fresh"), "{text}");
 }
+
+/// A JSON-RPC request of the sessionless revision (2026-07-28): its
+/// version, client and capabilities in `_meta`, with the headers SEP-2243
+/// asks for.
+fn sessionless(
+    addr: std::net::SocketAddr,
+    id: u64,
+    method: &str,
+    params: serde_json::Value,
+) -> mcp_support::Response {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    mcp_support::request(
+        addr,
+        "POST",
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", method),
+        ],
+        &body.to_string(),
+    )
+}
+
+/// The JSON-RPC error code of an answer, and its id.
+fn error_of(response: &mcp_support::Response) -> (Option<i64>, serde_json::Value) {
+    let body: serde_json::Value = serde_json::from_str(&response.body).unwrap_or_default();
+    (body["error"]["code"].as_i64(), body["id"].clone())
+}
+
+/// A host whose tools keep session state answers the sessionless revision
+/// as a 2025-11-25 server does (`server/discover` is no method: 404,
+/// -32601, the request's id), so a client that negotiates falls back to a
+/// session; `initialize` then opens one.
+#[test]
+fn a_stateful_host_is_a_session_server_to_sessionless_clients() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--toolsets", "file,terminal"], None);
+    let discover = sessionless(server.addr, 7, "server/discover", json!({}));
+    assert_eq!(discover.status, 404, "{discover:?}");
+    assert_eq!(
+        error_of(&discover),
+        (Some(-32601), json!(7)),
+        "{discover:?}"
+    );
+    let listed = sessionless(server.addr, 8, "tools/list", json!({}));
+    assert_eq!(error_of(&listed), (Some(-32601), json!(8)), "{listed:?}");
+    let init = server.initialize();
+    assert_eq!(init.status, 200, "{init:?}");
+    assert!(init.header("mcp-session-id").is_some(), "{init:?}");
+}
+
+/// A `--stateless` host speaks the sessionless revision: `server/discover`
+/// names it, tools are listed and called without a session, and the
+/// methods that revision removes are answered 404 with -32601 and the
+/// request's id.
+#[test]
+fn a_stateless_host_speaks_the_sessionless_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &["--toolsets", "file", "--stateless"], None);
+    let discover = sessionless(server.addr, 1, "server/discover", json!({}));
+    assert_eq!(discover.status, 200, "{discover:?}");
+    assert!(discover.body.contains("2026-07-28"), "{discover:?}");
+    let listed = sessionless(server.addr, 2, "tools/list", json!({}));
+    assert!(listed.body.contains("read_file"), "{listed:?}");
+    for (id, method) in [
+        (3, "initialize"),
+        (4, "logging/setLevel"),
+        (5, "resources/subscribe"),
+        (6, "resources/unsubscribe"),
+    ] {
+        let removed = sessionless(
+            server.addr,
+            id,
+            method,
+            json!({"level": "info", "uri": "x"}),
+        );
+        assert_eq!(removed.status, 404, "{method}: {removed:?}");
+        assert_eq!(
+            error_of(&removed),
+            (Some(-32601), json!(id)),
+            "{method}: {removed:?}"
+        );
+    }
+    // A client of 2025-11-25 still gets its handshake.
+    let init = server.initialize();
+    assert_eq!(init.status, 200, "{init:?}");
+}

@@ -63,6 +63,94 @@ const LOG_EVERY: Duration = Duration::from_secs(10);
 /// The header a session's requests carry (HTTP names are case-insensitive).
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// The header naming the protocol revision a request speaks.
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// The header naming a request's JSON-RPC method (SEP-2243, from 2026-07-28).
+const METHOD_HEADER: &str = "mcp-method";
+
+/// The first revision without sessions: each request carries its protocol
+/// version, client info and capabilities in `_meta` (SEP-2575). Revisions
+/// are dates, so they compare as text.
+const SESSIONLESS_REVISION: &str = "2026-07-28";
+
+/// The methods the sessionless revision removes: asked at that revision,
+/// they are answered 404 with JSON-RPC -32601 (rmcp would route an
+/// `initialize` to the session handshake whatever it names, and answer the
+/// others -32602).
+const REMOVED_METHODS: [&str; 4] = [
+    "initialize",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// What a POST speaking the sessionless revision gets before rmcp sees it:
+/// `None` to go on to rmcp; `Some(why)` for a -32601 answer.
+///
+/// A server that keeps state in its sessions (`terminal`, `todo`, ...; not
+/// `--stateless`) answers every such request as a server of 2025-11-25 does
+/// (`server/discover` is no method of it): a 2026-07-28 client that
+/// negotiates falls back to `initialize` and gets a session whose state
+/// lives as long as it does; served sessionless, each request would get a
+/// fresh session (a new shell, its background processes ended with the
+/// request).
+fn sessionless_refusal(headers: &http::HeaderMap, keeps_state: bool) -> Option<String> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let method = header(METHOD_HEADER).unwrap_or("");
+    let sessionless = header(VERSION_HEADER).is_some_and(|v| v >= SESSIONLESS_REVISION)
+        || method == "server/discover";
+    if !sessionless {
+        return None;
+    }
+    if REMOVED_METHODS.contains(&method) {
+        return Some(format!(
+            "Method not found: {method} (the {SESSIONLESS_REVISION} protocol has no such method)"
+        ));
+    }
+    keeps_state.then(|| {
+        format!(
+            "Method not found: {method} (this server keeps state per session and speaks the \
+             session protocol: 2025-11-25, from `initialize`)"
+        )
+    })
+}
+
+/// The 404 / JSON-RPC -32601 answer to `request`, with its id (the body is
+/// read, at most `limit` bytes: a request refused does not reach rmcp).
+async fn method_not_found<B>(
+    request: http::Request<B>,
+    why: String,
+    limit: usize,
+) -> http::Response<Body>
+where
+    B: hyper::body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let id = match http_body_util::Limited::new(request.into_body(), limit)
+        .collect()
+        .await
+    {
+        Ok(body) => serde_json::from_slice::<serde_json::Value>(&body.to_bytes())
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(serde_json::Value::Null),
+        Err(_) => serde_json::Value::Null,
+    };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32601, "message": why},
+    });
+    let mut response = http::Response::new(Full::new(Bytes::from(answer.to_string())).boxed());
+    *response.status_mut() = http::StatusCode::NOT_FOUND;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
 /// A token as configured: surrounding whitespace dropped (a header value
 /// never carries it); a blank token is refused, as it would protect nothing.
 pub(super) fn vet_token(token: &str) -> Result<String, ServeError> {
@@ -196,6 +284,7 @@ pub(super) async fn serve(
         // names; off loopback every request must carry the token instead.
         config = config.disable_allowed_hosts();
     }
+    let keeps_state = !server.stateful_tools().is_empty();
     let sessions = Arc::new(BoundedSessions::new(
         limits.max_sessions,
         limits.session_idle_timeout,
@@ -226,6 +315,7 @@ pub(super) async fn serve(
     let mut refuse_log = RateLimitedLog::new();
     let sessions_full = Bytes::from(sessions_full_message(&limits));
     let body_idle = limits.header_read_timeout;
+    let body_limit = limits.max_message_bytes;
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _peer)) => {
@@ -290,6 +380,9 @@ pub(super) async fn serve(
                         let request = request.map(|body| IdleBody::new(body, body_idle));
                         if request.method() != http::Method::POST {
                             return Ok(mcp.handle(request).await);
+                        }
+                        if let Some(why) = sessionless_refusal(request.headers(), keeps_state) {
+                            return Ok(method_not_found(request, why, body_limit).await);
                         }
                         // A POST is a call (or its answer) until its
                         // response ends: what a drain waits for.
