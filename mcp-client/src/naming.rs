@@ -210,12 +210,14 @@ const MAX_DEPTH: usize = 64;
 ///   plus `nullable: true`;
 /// - a node with `properties` or `required` but no `type` gets `"object"`;
 ///   an object gets `properties` when missing; `required` keeps only names
-///   that are properties (dropped when none is);
+///   that are properties (dropped when none is); not in a branch of
+///   `allOf`/`anyOf`/`oneOf`/`not`/`if`/`then`/`else`, whose `required`
+///   names its parent's properties (left as written);
 /// - a top-level `type` that is not `"object"` (`null`, `"string"`, a list)
 ///   → `{"type": "object", "properties": {}}` (tool arguments are an
 ///   object); a missing one is left to the baseline's root rule;
-/// - then the runtime's baseline: `$ref`s into `#/$defs` inlined,
-///   `$defs` dropped.
+/// - then the runtime's baseline: `$ref`s into `#/$defs` inlined; the
+///   root's `$schema` and `$defs` kept.
 pub fn normalize_schema(schema: Option<&Value>) -> Value {
     match schema {
         Some(Value::Object(map)) => normalize_object(map.clone()),
@@ -369,14 +371,35 @@ fn strip_nullable_unions(node: &mut Value, depth: usize) {
     }
 }
 
+/// The keywords whose subschemas apply to the instance their parent
+/// applies to: a `required` there names the parent's properties (`anyOf:
+/// [{"required": ["a"]}, {"required": ["b"]}]`), so such a branch is left
+/// as written.
+const SAME_INSTANCE: [&str; 7] = ["allOf", "anyOf", "oneOf", "not", "if", "then", "else"];
+
 fn repair_objects(node: &mut Value, depth: usize) {
+    repair_node(node, depth, false);
+}
+
+fn repair_node(node: &mut Value, depth: usize, branch: bool) {
     if depth > MAX_DEPTH {
         return;
     }
     match node {
         Value::Object(m) => {
-            for value in m.values_mut() {
-                repair_objects(value, depth + 1);
+            for (key, value) in m.iter_mut() {
+                let same_instance = SAME_INSTANCE.contains(&key.as_str());
+                match value {
+                    Value::Array(items) if same_instance => {
+                        for item in items {
+                            repair_node(item, depth + 1, true);
+                        }
+                    }
+                    _ => repair_node(value, depth + 1, same_instance),
+                }
+            }
+            if branch {
+                return;
             }
             let untyped = match m.get("type") {
                 None | Some(Value::Null) => true,
@@ -413,7 +436,7 @@ fn repair_objects(node: &mut Value, depth: usize) {
         }
         Value::Array(items) => {
             for item in items {
-                repair_objects(item, depth + 1);
+                repair_node(item, depth + 1, false);
             }
         }
         _ => {}
@@ -547,7 +570,8 @@ mod tests {
                     "opt": {"type": "string", "nullable": true, "default": null},
                     "inner": {"type": "object", "required": ["x"], "properties": {"x": {"type": "integer"}}}
                 },
-                "required": ["definitions"]
+                "required": ["definitions"],
+                "$defs": {"Id": {"type": "string", "minLength": 1}}
             })
         );
         // The reference's rules: a nullable type list, a default beside a
@@ -566,8 +590,45 @@ mod tests {
                 "properties": {
                     "x": {"type": "string", "nullable": true},
                     "p": {"type": "object", "properties": {"y": {"type": "integer"}}}
-                }
+                },
+                "$defs": {"P": {"type": "object", "properties": {"y": {"type": "integer"}}}}
             })
+        );
+        // Branches that apply to their parent's object keep their
+        // `required` (it names the parent's properties), and the root its
+        // `$schema`, `$defs` (with an `$anchor`) and `additionalProperties`.
+        let composed = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                                  "properties": {"city": {"type": "string"}}}},
+            "properties": {
+                "address": {"$ref": "#/$defs/address"},
+                "method": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"method": {"const": "phone"}}, "required": ["method"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        });
+        let got = normalize_schema(Some(&composed));
+        for key in [
+            "$schema",
+            "$defs",
+            "allOf",
+            "if",
+            "then",
+            "else",
+            "additionalProperties",
+        ] {
+            assert_eq!(got[key], composed[key], "{key}: {got}");
+        }
+        assert_eq!(
+            got["properties"]["address"], composed["$defs"]["address"],
+            "{got}"
         );
         for root in [
             json!({"type": null}),

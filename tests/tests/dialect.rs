@@ -1001,9 +1001,13 @@ fn baseline_inlines_refs_and_fills_bare_objects() {
         "definitions": {"A": {"type": "object"}},
         "$defs": {"B": {"type": ["object", "null"], "properties": {"a": {"$ref": "#/definitions/A"}}}}
     });
+    // The root keeps its `$schema` and definitions, as given; `$ref`s are inlined.
     assert_eq!(
         sanitize_for_strict_backends(&schema),
         json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "definitions": {"A": {"type": "object", "properties": {}}},
+            "$defs": {"B": {"type": ["object", "null"], "properties": {"a": {"$ref": "#/definitions/A"}}}},
             "type": "object",
             "properties": {
                 "a": {"type": "object", "properties": {}},
@@ -1635,12 +1639,28 @@ fn cases() -> Vec<Case> {
                     }
                 }
             }),
+            // The root's `$schema` and definitions stay (unconstrained dialects).
             openai: json!({
                 "type": "function",
                 "function": {
                     "name": "show_lines",
                     "description": "Show a line range.",
                     "parameters": {
+                        "$schema": "http://json-schema.org/draft-07/schema#",
+                        "definitions": {
+                            "LineRange": {
+                                "type": "object",
+                                "properties": {
+                                    "start": {"type": "integer", "format": "uint32", "minimum": 1},
+                                    "end": {
+                                        "type": ["integer", "null"],
+                                        "format": "uint32",
+                                        "minimum": 0
+                                    }
+                                },
+                                "required": ["start"]
+                            }
+                        },
                         "type": "object",
                         "properties": {
                             "range": {
@@ -1761,6 +1781,21 @@ fn cases() -> Vec<Case> {
                 "name": "show_lines",
                 "description": "Show a line range.",
                 "inputSchema": {
+                    "$schema": "http://json-schema.org/draft-07/schema#",
+                    "definitions": {
+                        "LineRange": {
+                            "type": "object",
+                            "properties": {
+                                "start": {"type": "integer", "format": "uint32", "minimum": 1},
+                                "end": {
+                                    "type": ["integer", "null"],
+                                    "format": "uint32",
+                                    "minimum": 0
+                                }
+                            },
+                            "required": ["start"]
+                        }
+                    },
                     "type": "object",
                     "properties": {
                         "range": {

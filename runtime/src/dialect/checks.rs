@@ -116,7 +116,10 @@ impl Visitor for Walk<'_> {
             }
         };
         for k in ["$ref", "$schema", "definitions", "$defs"] {
-            if m.contains_key(k) {
+            // The root of an unconstrained dialect keeps the dialect it is
+            // written in and its definitions (every `$ref` inlined).
+            let kept_at_root = depth == 0 && !rules.constrained && k != "$ref";
+            if m.contains_key(k) && !kept_at_root {
                 fail(format!("`{k}` is left in the schema"));
             }
         }

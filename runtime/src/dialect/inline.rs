@@ -1,6 +1,6 @@
 //! The baseline every dialect starts from: the `$ref` inliner, then the
-//! normalisation (`$schema` / `definitions` dropped, `true` subschemas as
-//! `{}`, `properties` on every object) and the root-object rule.
+//! normalisation (`$schema` / `definitions` dropped below the root, `true`
+//! subschemas as `{}`, `properties` on every object) and the root-object rule.
 
 use serde_json::{Map, Value};
 
@@ -11,9 +11,12 @@ use super::merge::merge_all_of;
 use super::walk::{walk_mut, walk_mut_at, At, VisitorMut};
 
 /// The baseline every dialect starts from: `$ref`s into `#/definitions` or
-/// `#/$defs` inlined, `$schema` / `definitions` / `$defs` dropped, `true`
-/// subschemas written as `{}`, and `"properties": {}` added to every object
-/// schema without `properties`. See the module docs.
+/// `#/$defs` inlined, `$schema` / `definitions` / `$defs` dropped below the
+/// root (the root's are kept: the dialect the schema is written in, and
+/// definitions a client may read, such as `$anchor`s; the constrained
+/// dialects drop them in [`rewrite`](super::rewrite)), `true` subschemas
+/// written as `{}`, and `"properties": {}` added to every object schema
+/// without `properties`. See the module docs.
 ///
 /// A `$ref` that cannot be inlined (recursive, external, dangling, too deep)
 /// is left in place, and then `definitions` / `$defs` are kept so the result
@@ -198,8 +201,8 @@ pub(super) fn merge_ref(resolved: Value, siblings: Value) -> Value {
     Value::Object(target)
 }
 
-/// `$schema` (and, unless a `$ref` was left, `definitions`) dropped, `true`
-/// subschemas written as `{}`, `properties` on every object schema.
+/// `$schema` (and, unless a `$ref` was left, `definitions`) dropped below the
+/// root, `true` subschemas written as `{}`, `properties` on every object schema.
 struct Normalize {
     keep_defs: bool,
 }
@@ -210,10 +213,12 @@ impl VisitorMut for Normalize {
             return false;
         }
         let Value::Object(m) = node else { return false };
-        m.remove("$schema");
-        if !self.keep_defs {
-            m.remove("definitions");
-            m.remove("$defs");
+        if at.depth > 0 {
+            m.remove("$schema");
+            if !self.keep_defs {
+                m.remove("definitions");
+                m.remove("$defs");
+            }
         }
         if is_object_schema(m) && !m.contains_key("properties") {
             m.insert("properties".into(), Value::Object(Map::new()));

@@ -40,10 +40,14 @@
 //!   intersected when that is exact (`type`, `enum`, `required`,
 //!   `properties` that do not clash, tighter bounds), otherwise the result
 //!   is `allOf: [target, siblings]`.
-//! * Then `$schema`, `definitions` and `$defs` are dropped everywhere. A `$ref`
-//!   that cannot be inlined (recursive, pointing elsewhere, dangling, too deep)
-//!   is an issue; [`sanitize_for_strict_backends`] then leaves it in place and
-//!   keeps the definitions so its output stays a self-contained schema.
+//! * Then `$schema`, `definitions` and `$defs` are dropped below the root.
+//!   The root keeps them: `$schema` says which draft the keywords mean, and
+//!   the definitions may carry what a client reads (`$anchor`, `$id`); the
+//!   constrained dialects (strict, Gemini, llama.cpp) drop the root's too.
+//!   A `$ref` that cannot be inlined (recursive, pointing elsewhere,
+//!   dangling, too deep) is an issue; [`sanitize_for_strict_backends`] then
+//!   leaves it in place and keeps the definitions so its output stays a
+//!   self-contained schema.
 //! * A `true` subschema under `properties`, `items`, `anyOf`, `oneOf` or
 //!   `allOf` becomes the equivalent `{}`.
 //! * Every schema whose `type` is (or includes) `"object"` and that has no
@@ -55,7 +59,10 @@
 //!
 //! # [`Dialect::OpenAi`] (chat completions `tools`, not strict)
 //!
-//! Keeps everything the baseline keeps. Output:
+//! Keeps everything the baseline keeps, the root's `$schema` and
+//! definitions included, and every composition or conditional keyword
+//! (`allOf`, `anyOf`, `if`/`then`/`else`, ...) with the `required` inside
+//! it. Output:
 //! `{"type": "function", "function": {"name", "description", "parameters"}}`.
 //! Rejects only what the baseline cannot resolve.
 //!
@@ -257,6 +264,13 @@ pub fn rewrite(tool: &Value, dialect: Dialect) -> Result<Value, Vec<DialectIssue
     let mut schema = baseline(parameters, &mut found);
     root_object(&mut schema, &mut found);
     if found.is_empty() && dialect.rules().constrained {
+        // The root's `$schema` and (all `$ref`s inlined) definitions are
+        // not for these backends' parsers.
+        if let Value::Object(m) = &mut schema {
+            for key in ["$schema", "$defs", "definitions"] {
+                m.remove(key);
+            }
+        }
         Cx::new(dialect, &mut found).transform(&mut schema);
     }
     if !found.is_empty() {
