@@ -17,6 +17,10 @@ use serde_json::{json, Value};
 /// The environment variable the suite names the scenario in.
 const SCENARIO_VAR: &str = "MCP_CONFORMANCE_SCENARIO";
 
+/// The environment variable holding the scenario's context (JSON), such as
+/// the calls to make (`toolCalls`: `[{"name", "arguments"}]`).
+const CONTEXT_VAR: &str = "MCP_CONFORMANCE_CONTEXT";
+
 /// One step after the connection (which lists the tools).
 enum Step {
     /// Call the server's tool `tool` with `args`.
@@ -134,6 +138,21 @@ pub fn run(registry: &'static Registry, profile: &Profile, name: &str) -> (Strin
                 calls.push((naming::tool_name(name, echo), json!({ "schema": schema })));
             }
             Step::CallEach => {
+                // The calls the scenario names, with its arguments; else
+                // every tool with placeholders for what it requires.
+                let context: Value = std::env::var(CONTEXT_VAR)
+                    .ok()
+                    .and_then(|c| serde_json::from_str(&c).ok())
+                    .unwrap_or(Value::Null);
+                if let Some(named) = context["toolCalls"].as_array() {
+                    for call in named {
+                        if let Some(tool) = call["name"].as_str() {
+                            let args = call.get("arguments").cloned().unwrap_or(json!({}));
+                            calls.push((naming::tool_name(name, tool), args));
+                        }
+                    }
+                    continue;
+                }
                 for t in &status.tools {
                     let args = parameters
                         .get(t)

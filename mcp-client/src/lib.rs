@@ -24,6 +24,7 @@ mod error;
 pub mod naming;
 pub mod output;
 pub mod render;
+mod rounds;
 pub mod stdio;
 
 pub use callbacks::{
@@ -976,7 +977,7 @@ impl Server {
                     if let Value::Object(map) = args {
                         params = params.with_arguments(map);
                     }
-                    let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
+                    let result = rounds::call_tool(&peer, params).await?;
                     let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
                     if let Some(why) = output.as_ref().and_then(|o| o.check(tool, &value)) {
                         return Ok(render::error(&why));
@@ -1334,9 +1335,11 @@ mod http {
     //! the entry's `headers` on every request.
     use std::collections::{BTreeMap, HashMap};
 
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::ClientInitializeError;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::ServiceExt;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 
     use super::{Handler, McpError, Session, SslVerify};
 
@@ -1393,8 +1396,33 @@ mod http {
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
         let client = client(ssl_verify)?;
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-        match handler.serve(transport).await {
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+        // The sessionless revision first (`server/discover`); a server
+        // that does not know it (an error for the probe) gets the
+        // `initialize` handshake of the session revisions on the same
+        // transport. One that answers the probe with something else (a
+        // result of another kind, only older versions) gets the handshake
+        // on a fresh one.
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        };
+        let first = handler
+            .clone()
+            .serve_with_lifecycle(transport, lifecycle)
+            .await;
+        let outcome = match first {
+            Err(
+                ClientInitializeError::ExpectedInitResult(_)
+                | ClientInitializeError::ExpectedInitResponse(_)
+                | ClientInitializeError::NoCompatibleProtocolVersion { .. },
+            ) => {
+                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+                handler.serve(transport).await
+            }
+            other => other,
+        };
+        match outcome {
             Ok(session) => Ok(session),
             // rmcp keeps only reqwest's "error sending request": a
             // request of our own names why it could not connect (a
