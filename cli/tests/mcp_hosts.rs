@@ -9,7 +9,7 @@ use std::time::Duration;
 use mcp_support::{
     call_tool, get, open_session, process_gone, start_waiting_call, tool_text, wait_until, Server,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 
 fn sigterm(pid: u32) {
     nix::sys::signal::kill(
@@ -297,4 +297,85 @@ fn a_stateless_host_speaks_the_sessionless_revision() {
     // A client of 2025-11-25 still gets its handshake.
     let init = server.initialize();
     assert_eq!(init.status, 200, "{init:?}");
+}
+
+/// The text of a tool result's first block.
+fn first_text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+/// Connects rmcp's negotiating client (`server/discover`, else
+/// `initialize`) to `addr`.
+async fn negotiating_client(
+    addr: std::net::SocketAddr,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt};
+    hermes_mcp_client::install_tls_provider();
+    let transport = StreamableHttpClientTransport::with_client(
+        reqwest::Client::builder().no_proxy().build().unwrap(),
+        StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp")),
+    );
+    let lifecycle = ClientLifecycleMode::Auto {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    };
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        ().serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
+    .expect("connects in time")
+    .expect("connects")
+}
+
+/// A client that would speak 2026-07-28 gets a session from a host whose
+/// tools keep state, and the state lasts from one call to the next; from
+/// a `--stateless` host it gets 2026-07-28.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negotiating_clients_get_state_where_tools_keep_it() {
+    use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+    let dir = tempfile::tempdir().unwrap();
+    let stateful = Server::start(dir.path(), &["--toolsets", "terminal"], None);
+    let client = negotiating_client(stateful.addr).await;
+    let version = client.peer_info().map(|i| i.protocol_version.clone());
+    assert_ne!(version, Some(ProtocolVersion::V_2026_07_28), "{version:?}");
+    for (command, expect) in [
+        ("export HERMES_PROBE=kept-between-calls", ""),
+        ("echo \"probe=$HERMES_PROBE\"", "probe=kept-between-calls"),
+    ] {
+        let Value::Object(args) = json!({"command": command}) else {
+            unreachable!()
+        };
+        let result = tokio::time::timeout(
+            Duration::from_secs(30),
+            client.call_tool(CallToolRequestParams::new("terminal").with_arguments(args)),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        assert!(first_text(&result).contains(expect), "{result:?}");
+    }
+    let _ = client.cancel().await;
+
+    let stateless = Server::start(dir.path(), &["--toolsets", "file", "--stateless"], None);
+    let client = negotiating_client(stateless.addr).await;
+    let version = client.peer_info().map(|i| i.protocol_version.clone());
+    assert_eq!(version, Some(ProtocolVersion::V_2026_07_28));
+    std::fs::write(dir.path().join("said.txt"), "sessionless\n").unwrap();
+    let Value::Object(args) = json!({"path": "said.txt"}) else {
+        unreachable!()
+    };
+    let result = client
+        .call_tool(CallToolRequestParams::new("read_file").with_arguments(args))
+        .await
+        .unwrap();
+    assert!(first_text(&result).contains("sessionless"), "{result:?}");
+    let _ = client.cancel().await;
 }
