@@ -53,7 +53,10 @@ fn steps(scenario: &str) -> Vec<Step> {
         | "sep-2322-client-request-state"
         | "http-standard-headers"
         | "http-custom-headers"
-        | "http-invalid-tool-headers" => vec![Step::CallEach],
+        | "http-invalid-tool-headers"
+        | "elicitation-sep1034-client-defaults" => vec![Step::CallEach],
+        // The OAuth scenarios' servers list one tool to call once logged in.
+        s if s.starts_with("auth/") => vec![Step::CallEach],
         _ => Vec::new(),
     }
 }
