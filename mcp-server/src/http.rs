@@ -98,7 +98,12 @@ const REMOVED_METHODS: [&str; 4] = [
 fn sessionless_refusal(headers: &http::HeaderMap, keeps_state: bool) -> Option<String> {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let method = header(METHOD_HEADER).unwrap_or("");
-    let sessionless = header(VERSION_HEADER).is_some_and(|v| v >= SESSIONLESS_REVISION)
+    // A revision is a date: `YYYY-MM-DD` (anything else is rmcp's to refuse).
+    let revision = |v: &str| {
+        v.len() == SESSIONLESS_REVISION.len() && v.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+    };
+    let sessionless = header(VERSION_HEADER)
+        .is_some_and(|v| revision(v) && v >= SESSIONLESS_REVISION)
         || method == "server/discover";
     if !sessionless {
         return None;
