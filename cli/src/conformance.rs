@@ -97,6 +97,9 @@ fn required_arguments(parameters: &Value) -> Value {
 
 pub fn run(registry: &'static Registry, profile: &Profile, name: &str) -> (String, ExitCode) {
     let scenario = std::env::var(SCENARIO_VAR).unwrap_or_default();
+    // No user to ask: an elicitation is answered with the form's defaults,
+    // as `call --elicit defaults` answers it.
+    hermes_mcp_client::set_elicitation_callback(hermes_mcp_client::callbacks::accept_defaults());
     let clients = match McpClients::start_only(registry, profile, |n| n == name) {
         Ok(c) => c,
         Err(e) => return (format!("error: {e}\n"), ExitCode::FAILURE),

@@ -977,7 +977,7 @@ impl Server {
                     if let Value::Object(map) = args {
                         params = params.with_arguments(map);
                     }
-                    let result = rounds::call_tool(&peer, params).await?;
+                    let result = rounds::call_tool(&peer, params, &self.asks).await?;
                     let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
                     if let Some(why) = output.as_ref().and_then(|o| o.check(tool, &value)) {
                         return Ok(render::error(&why));

@@ -5,14 +5,19 @@
 //! the answers (`inputResponses`) and that state echoed unchanged, until a
 //! complete result comes, for at most [`MAX_ROUNDS`] rounds.
 //!
-//! The answers: an `elicitation/create` is declined (this client asks no
-//! user yet); a request for the client's model (`sampling/createMessage`)
-//! or its roots (`roots/list`) ends the call with an error naming it.
+//! The answers come from the same place as the answers to requests sent
+//! back over a session ([`crate::callbacks`]): the agent's elicitation and
+//! sampling callbacks under the entry's limits, and the roots of the call.
+//! A request the client refuses (disabled, no callback, a limit) ends the
+//! call with an error naming why.
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, InputRequest, InputResponses,
 };
 use rmcp::service::{Peer, RoleClient};
+use serde_json::Value;
+
+use crate::callbacks::Asks;
 
 /// The most rounds one call may take before it is given up.
 pub const MAX_ROUNDS: usize = 8;
@@ -21,7 +26,16 @@ pub const MAX_ROUNDS: usize = 8;
 pub async fn call_tool(
     peer: &Peer<RoleClient>,
     mut params: CallToolRequestParams,
+    asks: &Asks,
 ) -> Result<CallToolResult, String> {
+    fn answer<T: serde::Serialize>(
+        answered: Result<T, rmcp::ErrorData>,
+        what: &str,
+    ) -> Result<Value, String> {
+        let answered =
+            answered.map_err(|e| format!("the server's {what} request: {}", e.message))?;
+        serde_json::to_value(answered).map_err(|e| e.to_string())
+    }
     for _ in 0..MAX_ROUNDS {
         match peer
             .call_tool_once(params.clone())
@@ -33,17 +47,13 @@ pub async fn call_tool(
                 let mut answers = InputResponses::new();
                 for (key, request) in round.input_requests.unwrap_or_default() {
                     let answer = match request {
-                        InputRequest::Elicitation(_) => serde_json::json!({"action": "decline"}),
-                        InputRequest::CreateMessage(_) => {
-                            return Err("the server asks for a completion by the client's \
-                                        model (sampling), which this client does not offer"
-                                .into())
+                        InputRequest::Elicitation(r) => {
+                            answer(asks.create_elicitation(r.params).await, "elicitation")?
                         }
-                        InputRequest::ListRoots(_) => {
-                            return Err("the server asks for the client's roots, which \
-                                        this client does not offer"
-                                .into())
+                        InputRequest::CreateMessage(r) => {
+                            answer(asks.create_message(r.params).await, "sampling")?
                         }
+                        InputRequest::ListRoots(_) => answer(Ok(asks.roots()), "roots")?,
                         _ => return Err("the server asks for input of an unknown kind".into()),
                     };
                     answers.insert(key, answer);
