@@ -6,6 +6,7 @@
 
 mod config_cmd;
 mod conformance;
+mod conformance_client;
 mod mcp_cmd;
 
 use std::path::PathBuf;
@@ -138,7 +139,7 @@ enum Command {
     /// The profile's config.yaml: show, check, path.
     #[command(subcommand)]
     Config(config_cmd::ConfigCommand),
-    /// The profile's MCP servers (`mcp_servers` in config.yaml): list, test.
+    /// The profile's MCP servers (`mcp_servers` in config.yaml): list, test, login.
     #[command(subcommand)]
     Mcp(mcp_cmd::McpCommand),
 }

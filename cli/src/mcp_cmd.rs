@@ -1,11 +1,12 @@
-//! `hermes-tools mcp list|test`, and the MCP servers the other commands
+//! `hermes-tools mcp list|test|login`, and the MCP servers the other commands
 //! (`list`, `schema`, `check`, `call`, `serve`) connect before they run.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Subcommand;
-use hermes_mcp_client::{naming, McpClients, ServerStatus, State};
+use hermes_mcp_client::{auth, naming, McpClients, ServerStatus, State};
+use hermes_runtime::config::{McpTransport, SslVerify};
 use hermes_runtime::{Profile, Registry};
 
 #[derive(Subcommand)]
@@ -27,6 +28,22 @@ pub enum McpCommand {
     Conformance {
         /// The server's name in `mcp_servers`.
         name: String,
+    },
+    /// Log in to an `auth: oauth` server: opens the authorization URL with
+    /// $BROWSER (or prints it), waits for the redirect on 127.0.0.1, and
+    /// stores the tokens under the profile home (mcp-tokens/NAME.json).
+    Login {
+        /// The server's name in `mcp_servers`.
+        name: String,
+    },
+    /// The client of the MCP conformance suite's client scenarios (`auth/*`):
+    /// `MCP_CONFORMANCE_SCENARIO` and `MCP_CONFORMANCE_CONTEXT` from the
+    /// suite, URL its server; logs in with the browser step played by an
+    /// HTTP request, then lists the tools and calls each.
+    #[command(hide = true)]
+    ConformanceClient {
+        /// The scenario's server.
+        url: String,
     },
 }
 
@@ -99,6 +116,8 @@ pub fn run(
 ) -> (String, ExitCode) {
     match command {
         McpCommand::Conformance { name } => crate::conformance::run(registry, profile, &name),
+        McpCommand::Login { name } => login(&name, profile),
+        McpCommand::ConformanceClient { url } => crate::conformance_client::run(&url),
         McpCommand::List { json } => {
             let clients = match McpClients::start(registry, profile) {
                 Ok(c) => c,
@@ -199,6 +218,64 @@ pub fn run(
     }
 }
 
+/// `mcp login NAME`: the server's entry (its `${VAR}` filled from `.env`
+/// and the environment), the login, where the tokens went. No token is
+/// printed.
+fn login(name: &str, profile: &Profile) -> (String, ExitCode) {
+    let config = profile.config();
+    let Some(entry) = config.mcp_servers.get(name) else {
+        return (
+            format!(
+                "error: no MCP server `{name}` in {}\n",
+                config.path.display()
+            ),
+            ExitCode::from(2),
+        );
+    };
+    let (McpTransport::Http { url, .. }, Some(oauth)) = (&entry.transport, &entry.oauth) else {
+        return (
+            format!("error: MCP server `{name}` has no `auth: oauth` (only an HTTP server with `auth: oauth` logs in)\n"),
+            ExitCode::from(2),
+        );
+    };
+    let secrets = profile.secrets();
+    let fill = |s: &String| hermes_mcp_client::interpolate(s, &secrets);
+    let ssl_verify = match &entry.ssl_verify {
+        SslVerify::CaFile(path) => SslVerify::CaFile(fill(path)),
+        other => other.clone(),
+    };
+    let server = auth::OAuthServer::new(
+        name,
+        &fill(url),
+        ssl_verify,
+        auth::fill_settings(oauth, &fill),
+        profile.home(),
+    );
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return (format!("error: {e}\n"), ExitCode::FAILURE),
+    };
+    match runtime.block_on(auth::login(&server, None, auth::Browser::System)) {
+        Ok(done) => (
+            format!(
+                "logged in to `{name}` ({}; scopes: {}); tokens in {}\n",
+                done.client,
+                if done.scopes.is_empty() {
+                    "none asked for".to_string()
+                } else {
+                    done.scopes.join(" ")
+                },
+                done.token_file.display()
+            ),
+            ExitCode::SUCCESS,
+        ),
+        Err(e) => (format!("error: {e}\n"), ExitCode::FAILURE),
+    }
+}
+
 fn state(s: &ServerStatus) -> &'static str {
     match s.state {
         State::Disabled => "disabled",
@@ -208,6 +285,7 @@ fn state(s: &ServerStatus) -> &'static str {
         State::Failed => "failed",
         State::Parked => "parked",
         State::Ended => "ended",
+        State::NeedsLogin => "needs login",
     }
 }
 

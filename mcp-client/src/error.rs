@@ -69,6 +69,14 @@ pub enum McpError {
         name: String,
         error: http::header::InvalidHeaderName,
     },
+    /// An `auth: oauth` server without a usable token: a connection never
+    /// waits on a login, it says how to log in.
+    #[error("needs login ({why}): run `hermes-tools mcp login {server}`")]
+    NeedsLogin { server: String, why: String },
+    /// The OAuth exchange with an `auth: oauth` server (or its
+    /// authorization server) failed.
+    #[error("OAuth: {error}")]
+    OAuth { server: String, error: String },
     /// A value of the entry's `headers` is not a valid header value.
     #[error("header `{name}`: {error}")]
     HeaderValue {

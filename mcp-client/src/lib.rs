@@ -19,6 +19,7 @@
 //! each server's failed connection, which becomes the text of its
 //! `error` in [`ServerStatus`].
 
+pub mod auth;
 pub mod callbacks;
 mod error;
 pub mod naming;
@@ -101,6 +102,9 @@ pub enum State {
     Parked,
     /// Ended ([`McpClients::ender`]): not tried again.
     Ended,
+    /// An `auth: oauth` server without a usable token: `hermes-tools mcp
+    /// login NAME` gets one (tried again after a backoff, which sees it).
+    NeedsLogin,
 }
 
 /// One server as `hermes-tools mcp list` shows it.
@@ -191,6 +195,8 @@ enum Transport {
         url: String,
         headers: BTreeMap<String, String>,
         ssl_verify: SslVerify,
+        /// `auth: oauth`: its settings and token file.
+        oauth: Option<Box<auth::OAuthServer>>,
     },
 }
 
@@ -555,14 +561,27 @@ impl Server {
                 cwd: entry.cwd.as_ref().map(|c| PathBuf::from(fill(c))),
                 max_tools: entry.max_tools.unwrap_or(DEFAULT_MAX_TOOLS),
             }),
-            McpTransport::Http { url, headers } => Transport::Http {
-                url: fill(url),
-                headers: headers.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
-                ssl_verify: match &entry.ssl_verify {
+            McpTransport::Http { url, headers } => {
+                let ssl_verify = match &entry.ssl_verify {
                     SslVerify::CaFile(path) => SslVerify::CaFile(fill(path)),
                     other => other.clone(),
-                },
-            },
+                };
+                let oauth = entry.oauth.as_ref().map(|o| {
+                    Box::new(auth::OAuthServer::new(
+                        name,
+                        &fill(url),
+                        ssl_verify.clone(),
+                        auth::fill_settings(o, &fill),
+                        profile.home(),
+                    ))
+                });
+                Transport::Http {
+                    url: fill(url),
+                    headers: headers.iter().map(|(k, v)| (k.clone(), fill(v))).collect(),
+                    ssl_verify,
+                    oauth,
+                }
+            }
         };
         let (first_done, _) = watch::channel(false);
         Server {
@@ -656,8 +675,10 @@ impl Server {
                 url,
                 headers,
                 ssl_verify,
+                oauth,
             } => {
-                let session = http::connect(handler, url, headers, ssl_verify).await?;
+                let session =
+                    http::connect(handler, url, headers, ssl_verify, oauth.as_deref()).await?;
                 Ok((session, None))
             }
         }
@@ -672,7 +693,10 @@ impl Server {
             let page = peer
                 .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
-                .map_err(McpError::ListTools)?;
+                .map_err(|e| match &self.transport {
+                    Transport::Http { oauth: Some(o), .. } => auth::list_failed(o, e),
+                    _ => McpError::ListTools(e),
+                })?;
             tools.extend(page.tools);
             cursor = page.next_cursor;
             // Past the cap nothing more is read: `register` cuts it.
@@ -1255,10 +1279,12 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
                 failures += 1;
                 server.end_child().await;
                 let parked = failures > MAX_RECONNECT_ATTEMPTS;
-                server.set_state(
-                    if parked { State::Parked } else { State::Failed },
-                    Some(e.to_string()),
-                );
+                let state = match e {
+                    McpError::NeedsLogin { .. } => State::NeedsLogin,
+                    _ if parked => State::Parked,
+                    _ => State::Failed,
+                };
+                server.set_state(state, Some(e.to_string()));
                 let _ = server.first_done.send_replace(true);
             }
         }
@@ -1330,6 +1356,8 @@ async fn watch_session(
     }
 }
 
+pub(crate) use http::client as http_client;
+
 mod http {
     //! A streamable HTTP server: rmcp's client transport over reqwest, with
     //! the entry's `headers` on every request.
@@ -1337,17 +1365,19 @@ mod http {
 
     use rmcp::model::ProtocolVersion;
     use rmcp::service::ClientInitializeError;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::streamable_http_client::{
+        StreamableHttpClient, StreamableHttpClientTransportConfig,
+    };
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 
-    use super::{Handler, McpError, Session, SslVerify};
+    use super::{auth, Handler, McpError, Session, SslVerify};
 
     /// The HTTP client of one server: rustls with the ring provider, the
     /// system's roots (`ssl_verify: true`), only the CA bundle it names (a
     /// path), or no certificate check (`false`), as the reference's httpx
     /// `verify` does.
-    fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, McpError> {
+    pub(crate) fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, McpError> {
         crate::install_tls_provider();
         let mut builder = reqwest::Client::builder();
         match ssl_verify {
@@ -1378,6 +1408,7 @@ mod http {
         url: &str,
         headers: &BTreeMap<String, String>,
         ssl_verify: &SslVerify,
+        oauth: Option<&auth::OAuthServer>,
     ) -> Result<Session, McpError> {
         let mut custom = HashMap::new();
         for (k, v) in headers {
@@ -1396,33 +1427,24 @@ mod http {
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
         let client = client(ssl_verify)?;
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
-        // The sessionless revision first (`server/discover`); a server
-        // that does not know it (an error for the probe) gets the
-        // `initialize` handshake of the session revisions on the same
-        // transport. One that answers the probe with something else (a
-        // result of another kind, only older versions) gets the handshake
-        // on a fresh one.
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: None,
-        };
-        let first = handler
-            .clone()
-            .serve_with_lifecycle(transport, lifecycle)
-            .await;
-        let outcome = match first {
-            Err(
-                ClientInitializeError::ExpectedInitResult(_)
-                | ClientInitializeError::ExpectedInitResponse(_)
-                | ClientInitializeError::NoCompatibleProtocolVersion { .. },
-            ) => {
-                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-                handler.serve(transport).await
+        let served = match oauth {
+            None => negotiate(handler, client.clone(), config).await,
+            Some(server) => {
+                let authorized = auth::authorized_client(server, client.clone()).await?;
+                match negotiate(handler, authorized, config).await {
+                    // The token refused (and not refreshed), or too
+                    // little scope: a login is needed, not a retry.
+                    Err(error)
+                        if error.is_authorization_required()
+                            || error.auth_challenge().is_some() =>
+                    {
+                        return Err(auth::refused(server, error.auth_challenge()));
+                    }
+                    other => other,
+                }
             }
-            other => other,
         };
-        match outcome {
+        match served {
             Ok(session) => Ok(session),
             // rmcp keeps only reqwest's "error sending request": a
             // request of our own names why it could not connect (a
@@ -1431,6 +1453,39 @@ mod http {
                 error: Box::new(error),
                 connecting: connect_problem(&client, url).await,
             }),
+        }
+    }
+
+    /// The session over `client`: the sessionless revision first
+    /// (`server/discover`); a server that does not know it (an error for
+    /// the probe) gets the `initialize` handshake of the session revisions
+    /// on the same transport. One that answers the probe with something
+    /// else (a result of another kind, only older versions) gets the
+    /// handshake on a fresh one.
+    async fn negotiate<C: StreamableHttpClient + Sync>(
+        handler: Handler,
+        client: C,
+        config: StreamableHttpClientTransportConfig,
+    ) -> Result<Session, ClientInitializeError> {
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config.clone());
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: None,
+        };
+        let first = handler
+            .clone()
+            .serve_with_lifecycle(transport, lifecycle)
+            .await;
+        match first {
+            Err(
+                ClientInitializeError::ExpectedInitResult(_)
+                | ClientInitializeError::ExpectedInitResponse(_)
+                | ClientInitializeError::NoCompatibleProtocolVersion { .. },
+            ) => {
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                handler.serve(transport).await
+            }
+            other => other,
         }
     }
 

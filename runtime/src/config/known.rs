@@ -138,14 +138,12 @@ pub(crate) const REFERENCE_APPROVALS: &[&str] =
     &["destructive_slash_confirm", "mcp_reload_confirm"];
 
 /// Keys of one `mcp_servers` entry the reference reads and this project
-/// does not (yet): TLS, OAuth, lifecycle.
+/// does not (yet): TLS, lifecycle.
 pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
-    "auth",
     "client_cert",
     "client_key",
     "lifecycle",
     "log_level",
-    "oauth",
     "skip_preflight",
     "transport",
 ];
@@ -154,7 +152,7 @@ pub(crate) const REFERENCE_MCP_SERVER: &[&str] = &[
 /// value asks for a protection or a way of running commands this project
 /// does not have (so the user would be less protected than they think),
 /// when it does: Tirith (no scanner here), an MCP server's client
-/// certificate or OAuth. The rest of the reference's keys stay quiet.
+/// certificate. The rest of the reference's keys stay quiet.
 pub(crate) fn unhonoured(section: &str, name: &str, value: Option<&str>) -> Option<String> {
     let value = value.map(str::trim);
     let why = match (section, name) {
@@ -167,10 +165,8 @@ pub(crate) fn unhonoured(section: &str, name: &str, value: Option<&str>) -> Opti
             "not honoured: there is no Tirith scanner here; commands are judged by the \
              command rules and the approval policy"
         }
-        (_, "auth" | "oauth" | "client_cert" | "client_key")
-            if section.starts_with("mcp_servers") =>
-        {
-            "not honoured: MCP servers are reached without client certificates or OAuth here"
+        (_, "client_cert" | "client_key") if section.starts_with("mcp_servers") => {
+            "not honoured: MCP servers are reached without client certificates here"
         }
         _ => return None,
     };

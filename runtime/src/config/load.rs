@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::known::REFERENCE_MCP_SERVER;
 use super::values::{
-    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpSampling, McpServer, McpTransport,
-    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
-    ToolSearchMode, ToolsetMention, MAX_FILE_BYTES,
+    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpOAuth, McpSampling, McpServer,
+    McpTransport, SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source,
+    SslVerify, ToolSearchMode, ToolsetMention, MAX_FILE_BYTES,
 };
 use super::yaml::{parse_bool, parse_float, parse_int, Kind, Node, Pos};
 
@@ -795,6 +795,8 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         "max_tools",
         "sampling",
         "elicitation",
+        "auth",
+        "oauth",
     ];
     let entries = r.mapping(key, node)?;
     let mut command = None;
@@ -815,6 +817,9 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut max_tools = None;
     let mut sampling = McpSampling::default();
     let mut elicitation = McpElicitation::default();
+    let mut auth_oauth = false;
+    let mut auth_pos = node.pos;
+    let mut oauth = None;
     let mut bad = false;
     for (name, v, pos) in entries {
         let k = join(key, &name);
@@ -888,6 +893,24 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
                 let value = read_mcp_elicitation(r, &k, v);
                 ok(value.is_some());
                 elicitation = value.unwrap_or_default();
+            }
+            "auth" => {
+                auth_pos = v.pos;
+                // The reference lower-cases and trims it; anything but
+                // `oauth` means no login.
+                match r.string(&k, v).map(|a| a.trim().to_ascii_lowercase()) {
+                    Some(a) if a == "oauth" => auth_oauth = true,
+                    Some(a) if a.is_empty() || a == "none" => {}
+                    Some(_) => {
+                        r.expected(&k, v, "`oauth` (or `none`)");
+                        ok(false);
+                    }
+                    None => ok(false),
+                }
+            }
+            "oauth" => {
+                oauth = read_mcp_oauth(r, &k, v);
+                ok(oauth.is_some());
             }
             "ssl_verify" => {
                 let flag = match &v.kind {
@@ -968,6 +991,26 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     if bad {
         return None;
     }
+    let oauth = if auth_oauth {
+        if matches!(transport, McpTransport::Stdio { .. }) {
+            r.error(
+                &join(key, "auth"),
+                auth_pos,
+                "`auth: oauth` is for an HTTP server (`url`), not a `command`",
+            );
+            return None;
+        }
+        Some(oauth.unwrap_or_default())
+    } else {
+        if oauth.is_some() {
+            r.warn(
+                &join(key, "oauth"),
+                auth_pos,
+                "ignored without `auth: oauth`",
+            );
+        }
+        None
+    };
     Some(McpServer {
         transport,
         enabled: server_enabled,
@@ -982,6 +1025,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         max_tools,
         sampling,
         elicitation,
+        oauth,
         pos: at,
     })
 }
@@ -1116,4 +1160,77 @@ pub(super) fn volumes(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<String>
         }
     }
     Some(out)
+}
+
+/// The `oauth:` mapping of an MCP server; `None` (with the reasons
+/// reported) when a field does not read.
+fn read_mcp_oauth(r: &mut Reader, key: &str, node: &Node) -> Option<McpOAuth> {
+    const READ: &[&str] = &[
+        "client_id",
+        "client_secret",
+        "scope",
+        "redirect_port",
+        "redirect_uri",
+        "redirect_host",
+        "client_name",
+        "client_metadata_url",
+        "timeout",
+    ];
+    let entries = r.mapping(key, node)?;
+    let mut o = McpOAuth::default();
+    let mut bad = false;
+    for (name, v, pos) in entries {
+        let k = join(key, &name);
+        if v.is_null() {
+            continue;
+        }
+        let mut text = |r: &mut Reader| {
+            let value = plain_text(r, &k, v);
+            bad |= value.is_none();
+            value
+        };
+        match name.as_str() {
+            "client_id" => o.client_id = text(r),
+            "client_secret" => o.client_secret = text(r),
+            "scope" => o.scope = text(r),
+            "redirect_host" => o.redirect_host = text(r),
+            "client_name" => o.client_name = text(r),
+            "redirect_uri" => {
+                o.redirect_uri = text(r);
+                if let Some(uri) = &o.redirect_uri {
+                    if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+                        r.error(&k, v.pos, format!("`{uri}` is not an http(s) URL"));
+                        bad = true;
+                    }
+                }
+            }
+            "client_metadata_url" => {
+                o.client_metadata_url = text(r);
+                if let Some(url) = &o.client_metadata_url {
+                    if !url.starts_with("https://") {
+                        r.error(&k, v.pos, format!("`{url}` is not an https URL"));
+                        bad = true;
+                    }
+                }
+            }
+            "redirect_port" => match r.int(&k, v, 0, 65_535) {
+                Some(port) => o.redirect_port = u16::try_from(port).unwrap_or(0),
+                None => bad = true,
+            },
+            "timeout" => {
+                o.timeout = r.float(&k, v, 1.0, 86_400.0);
+                bad |= o.timeout.is_none();
+            }
+            other => r.unknown(key, other, pos, READ, &[]),
+        }
+    }
+    if o.client_secret.is_some() && o.client_id.is_none() {
+        r.error(
+            &join(key, "client_secret"),
+            node.pos,
+            "`client_secret` needs the `client_id` it belongs to",
+        );
+        bad = true;
+    }
+    (!bad).then_some(o)
 }

@@ -50,9 +50,9 @@ use load::{
 use yaml::Node;
 
 pub use values::{
-    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpSampling, McpServer, McpTransport,
-    SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source, SslVerify,
-    ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES,
+    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpOAuth, McpSampling, McpServer,
+    McpTransport, SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source,
+    SslVerify, ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES,
 };
 pub use yaml::Pos;
 
@@ -915,9 +915,14 @@ const ROOT: Table<ProfileConfig> = Table {
                         McpTransport::Http { url, .. } => format!("url {url}"),
                     };
                     let state = if server.enabled { "" } else { " (disabled)" };
+                    let auth = if server.oauth.is_some() {
+                        " (auth: oauth)"
+                    } else {
+                        ""
+                    };
                     out.push((
                         load::join(key, name),
-                        format!("{}{state}", how.trim_end()),
+                        format!("{}{auth}{state}", how.trim_end()),
                         Source::File(server.pos),
                     ));
                 }

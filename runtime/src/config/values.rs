@@ -244,6 +244,9 @@ pub struct McpServer {
     /// `elicitation`: whether the server may ask the user
     /// (`elicitation/create`).
     pub elicitation: McpElicitation,
+    /// `auth: oauth` with its `oauth:` fields (an HTTP server only);
+    /// `None` without `auth: oauth`.
+    pub oauth: Option<McpOAuth>,
     pub pos: Pos,
 }
 
@@ -302,6 +305,38 @@ impl Default for McpElicitation {
             timeout: 300.0,
         }
     }
+}
+
+/// The `oauth:` fields of an `auth: oauth` server, all optional, as the
+/// reference names them; `${VAR}` in the texts is filled from `.env` and
+/// the environment when the server is used, as `headers` are.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct McpOAuth {
+    /// A pre-registered client (`client_id`): no registration.
+    pub client_id: Option<String>,
+    /// Its secret (`client_secret`), for a confidential client.
+    pub client_secret: Option<String>,
+    /// The scopes to ask for (`scope`, space-separated); the server's
+    /// choice (its challenge, then its metadata) when unset.
+    pub scope: Option<String>,
+    /// The loopback port the login listens on (`redirect_port`; 0 = any
+    /// free port).
+    pub redirect_port: u16,
+    /// The redirect URI registered with the server (`redirect_uri`),
+    /// instead of `http://{redirect_host}:{port}/callback`.
+    pub redirect_uri: Option<String>,
+    /// The host name in the loopback redirect URI (`redirect_host`,
+    /// default `127.0.0.1`); the listener is on 127.0.0.1 either way.
+    pub redirect_host: Option<String>,
+    /// The name given at dynamic registration (`client_name`).
+    pub client_name: Option<String>,
+    /// The HTTPS URL of this client's metadata document
+    /// (`client_metadata_url`), used as its client ID where the server
+    /// supports client ID metadata documents.
+    pub client_metadata_url: Option<String>,
+    /// Seconds `mcp login` waits for the browser step (`timeout`).
+    pub timeout: Option<f64>,
 }
 
 /// `ssl_verify` of an MCP server, as the reference reads it: `true` (the
