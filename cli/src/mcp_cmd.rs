@@ -125,9 +125,12 @@ pub fn run(
             };
             clients.wait_ready(clients.longest_connect());
             let status = clients.status();
-            let failed = status
-                .iter()
-                .any(|s| matches!(s.state, State::Failed | State::Parked | State::Invalid));
+            let failed = status.iter().any(|s| {
+                matches!(
+                    s.state,
+                    State::Failed | State::Parked | State::Invalid | State::NeedsLogin
+                )
+            });
             let text = if json {
                 match serde_json::to_string_pretty(&status) {
                     Ok(j) => format!("{j}\n"),

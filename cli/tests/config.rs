@@ -392,6 +392,17 @@ mcp_servers:
     ssl_verify: true
     sampling: {enabled: false}
     tools: {resources: false}
+  remote:
+    url: https://mcp.example.com/mcp
+    auth: oauth
+    oauth:
+      client_id: pre-registered-id
+      client_secret: ${REMOTE_SECRET}
+      scope: read write
+      redirect_port: 0
+      redirect_host: localhost
+      client_name: My Client
+      timeout: 120
 platforms: {}
 signal: {}
 ",
@@ -486,6 +497,41 @@ fn every_problem_names_file_line_column_and_key() {
             "mcp_servers:\n  x:\n    url: ftp://host\n",
             "config.yaml:3:10: error: mcp_servers.x.url: `ftp://host` is not an http(s) URL",
             1,
+        ),
+        (
+            "mcp_servers:\n  x:\n    url: https://x\n    auth: oath\n",
+            "config.yaml:4:11: error: mcp_servers.x.auth: expected `oauth` (or `none`), found a string",
+            1,
+        ),
+        (
+            "mcp_servers:\n  x:\n    command: a\n    auth: oauth\n",
+            "config.yaml:4:11: error: mcp_servers.x.auth: `auth: oauth` is for an HTTP server (`url`), not a `command`",
+            1,
+        ),
+        (
+            "mcp_servers:\n  x:\n    url: https://x\n    auth: oauth\n    oauth:\n      redirect_port: 70000\n",
+            "config.yaml:6:22: error: mcp_servers.x.oauth.redirect_port: 70000 is out of range (0 to 65535)",
+            1,
+        ),
+        (
+            "mcp_servers:\n  x:\n    url: https://x\n    auth: oauth\n    oauth:\n      client_secret: s\n",
+            "error: mcp_servers.x.oauth.client_secret: `client_secret` needs the `client_id` it belongs to",
+            1,
+        ),
+        (
+            "mcp_servers:\n  x:\n    url: https://x\n    auth: oauth\n    oauth:\n      client_metadata_url: http://x/c.json\n",
+            "config.yaml:6:28: error: mcp_servers.x.oauth.client_metadata_url: `http://x/c.json` is not an https URL",
+            1,
+        ),
+        (
+            "mcp_servers:\n  x:\n    url: https://x\n    auth: oauth\n    oauth:\n      client_idd: a\n",
+            "config.yaml:6:7: warning: mcp_servers.x.oauth.client_idd: unknown key, ignored; did you mean client_id?",
+            0,
+        ),
+        (
+            "mcp_servers:\n  x:\n    url: https://x\n    oauth:\n      client_id: a\n",
+            "config.yaml:5:7: warning: mcp_servers.x.oauth: ignored without `auth: oauth`",
+            0,
         ),
         (
             "terminal:\n  env_passthrough: ['A=B']\n",

@@ -820,6 +820,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
     let mut auth_oauth = false;
     let mut auth_pos = node.pos;
     let mut oauth = None;
+    let mut oauth_pos = node.pos;
     let mut bad = false;
     for (name, v, pos) in entries {
         let k = join(key, &name);
@@ -909,6 +910,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
                 }
             }
             "oauth" => {
+                oauth_pos = v.pos;
                 oauth = read_mcp_oauth(r, &k, v);
                 ok(oauth.is_some());
             }
@@ -1005,7 +1007,7 @@ fn read_mcp_server(r: &mut Reader, key: &str, node: &Node, at: Pos) -> Option<Mc
         if oauth.is_some() {
             r.warn(
                 &join(key, "oauth"),
-                auth_pos,
+                oauth_pos,
                 "ignored without `auth: oauth`",
             );
         }
