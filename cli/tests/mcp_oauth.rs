@@ -148,8 +148,8 @@ fn run(profile: &Path, args: &[&str]) -> Run {
 
 /// `mcp login web` with the browser step played here: the URL it prints
 /// is followed to the authorization endpoint, whose redirect is followed to
-/// the login's loopback listener.
-fn login(profile: &Path) -> Run {
+/// the login's loopback listener. Its output, and the URL.
+fn login(profile: &Path) -> (Run, reqwest::Url) {
     let mut child = hermes(profile, &["mcp", "login", "web"]).spawn().unwrap();
     let err = child.stderr.take().unwrap();
     let (lines_tx, lines_rx) = mpsc::channel();
@@ -190,7 +190,18 @@ fn login(profile: &Path) -> Run {
             .unwrap()
     });
     assert!(page.contains("Logged in"), "{page}");
-    finish(child, Some(lines_rx))
+    (
+        finish(child, Some(lines_rx)),
+        reqwest::Url::parse(&url).unwrap(),
+    )
+}
+
+/// The scopes an authorization URL asks for.
+fn asked(url: &reqwest::Url) -> Vec<String> {
+    url.query_pairs()
+        .find(|(k, _)| k == "scope")
+        .map(|(_, v)| v.split(' ').map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 fn token_file(profile: &Path) -> PathBuf {
@@ -241,7 +252,7 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
         call.stderr
     );
 
-    let done = login(p.path());
+    let (done, _) = login(p.path());
     all += &done.stdout;
     all += &done.stderr;
     assert_eq!(done.code, Some(0), "{}{}", done.stdout, done.stderr);
@@ -292,6 +303,51 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
         .to_string();
     assert_ne!(second_access, first_access);
 
+    // The file tools do not read the token file.
+    let read = run(
+        p.path(),
+        &[
+            "call",
+            "read_file",
+            &serde_json::json!({"path": token_file(p.path())}).to_string(),
+        ],
+    );
+    all += &read.stdout;
+    all += &read.stderr;
+    assert!(read.stdout.contains("\"error\""), "{}", read.stdout);
+
+    // A step-up: `admin` needs `mcp:write`. The call says to log in; the
+    // login asks for the scopes held and the one challenged; then it passes.
+    let denied = run(p.path(), &["call", "mcp__web__admin", "{}"]);
+    all += &denied.stdout;
+    all += &denied.stderr;
+    assert!(
+        denied.stdout.contains(
+            "needs login (the server asks for more scope: mcp:read mcp:write): run `hermes-tools mcp login web`"
+        ),
+        "{}",
+        denied.stdout
+    );
+    let (again, url) = login(p.path());
+    all += &again.stdout;
+    all += &again.stderr;
+    assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
+    let scopes = asked(&url);
+    assert!(
+        scopes.contains(&"mcp:read".to_string()) && scopes.contains(&"mcp:write".to_string()),
+        "{url}"
+    );
+    let admin = run(p.path(), &["call", "mcp__web__admin", "{}"]);
+    all += &admin.stdout;
+    all += &admin.stderr;
+    assert!(
+        admin.stdout.contains("admin done"),
+        "{}{}",
+        admin.stdout,
+        admin.stderr
+    );
+    let third = stored(p.path());
+
     // Never in a result or a log.
     let mut secrets = vec![
         first_access,
@@ -302,8 +358,13 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
             .unwrap()
             .to_string(),
     ];
-    if let Some(s) = second["registered_secret"].as_str() {
-        secrets.push(s.to_string());
+    for file in [&second, &third] {
+        for key in ["access_token", "refresh_token"] {
+            secrets.push(file["token_response"][key].as_str().unwrap().to_string());
+        }
+        if let Some(s) = file["registered_secret"].as_str() {
+            secrets.push(s.to_string());
+        }
     }
     for secret in &secrets {
         assert!(!all.contains(secret.as_str()), "a token is in the output");

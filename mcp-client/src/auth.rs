@@ -327,6 +327,18 @@ pub fn list_failed(server: &OAuthServer, e: rmcp::ServiceError) -> McpError {
     McpError::ListTools(e)
 }
 
+/// The error text of a failed call: for an `auth: oauth` server the
+/// server answered 401 or 403 (a step-up: the tool needs more scope),
+/// [`refused`]'s (which says to log in, and keeps the challenge for it).
+pub fn call_failed(server: Option<&OAuthServer>, e: rmcp::ServiceError) -> String {
+    match server {
+        Some(s) if e.is_authorization_required() || e.auth_challenge().is_some() => {
+            refused(s, e.auth_challenge()).to_string()
+        }
+        _ => e.to_string(),
+    }
+}
+
 /// Where the last challenge of a server is kept (no secret in it: scopes
 /// and metadata URLs).
 fn challenge_file(token_file: &Path) -> PathBuf {
@@ -366,8 +378,9 @@ pub struct LoginOutcome {
 }
 
 /// Logs in to `server`: discovery (seeded with `challenge`, the
-/// `WWW-Authenticate` of a 401 or 403 when one is known; else one is asked
-/// for with an `initialize` without a token), the client registration, the
+/// `WWW-Authenticate` of a 401 or 403 when one is known, else the one the
+/// last refusal kept, else one asked for with an `initialize` without a
+/// token), the client registration, the
 /// authorization URL opened by `browser`, the redirect awaited on a
 /// loopback listener at most `oauth.timeout` (300 s), the code exchanged
 /// and the tokens written to the token file.
@@ -378,12 +391,11 @@ pub async fn login(
 ) -> Result<LoginOutcome, McpError> {
     let http = crate::http_client(&server.ssl_verify)?;
     let kept = challenge_file(&server.token_file);
-    let challenge = match challenge {
+    // The challenge: the caller's; else the one a refusal kept (a step-up
+    // names the scope there); else the answer to a request without a token.
+    let challenge = match challenge.or_else(|| std::fs::read_to_string(&kept).ok()) {
         Some(c) => Some(c),
-        None => match probe_challenge(&http, &server.url).await {
-            Some(c) => Some(c),
-            None => std::fs::read_to_string(&kept).ok(),
-        },
+        None => probe_challenge(&http, &server.url).await,
     };
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", server.settings.redirect_port))
         .await
@@ -732,6 +744,11 @@ mod tests {
             token_file(home, "a/b c"),
             Path::new("/h/mcp-tokens/a_b_c.json")
         );
+    }
+
+    #[test]
+    fn the_token_folder_is_one_the_file_tools_refuse() {
+        assert!(hermes_procs::protected::CREDENTIAL_DIRS.contains(&TOKEN_DIR));
     }
 
     #[test]

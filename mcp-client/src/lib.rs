@@ -632,6 +632,14 @@ impl Server {
         }
     }
 
+    /// Its `auth: oauth` settings, if any.
+    fn oauth(&self) -> Option<&auth::OAuthServer> {
+        match &self.transport {
+            Transport::Http { oauth, .. } => oauth.as_deref(),
+            Transport::Stdio(_) => None,
+        }
+    }
+
     fn set_state(&self, state: State, error: Option<String>) {
         let mut s = lock(&self.status);
         s.state = state;
@@ -693,9 +701,9 @@ impl Server {
             let page = peer
                 .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
                 .await
-                .map_err(|e| match &self.transport {
-                    Transport::Http { oauth: Some(o), .. } => auth::list_failed(o, e),
-                    _ => McpError::ListTools(e),
+                .map_err(|e| match self.oauth() {
+                    Some(o) => auth::list_failed(o, e),
+                    None => McpError::ListTools(e),
                 })?;
             tools.extend(page.tools);
             cursor = page.next_cursor;
@@ -1001,7 +1009,7 @@ impl Server {
                     if let Value::Object(map) = args {
                         params = params.with_arguments(map);
                     }
-                    let result = rounds::call_tool(&peer, params, &self.asks).await?;
+                    let result = rounds::call_tool(&peer, params, &self.asks, self.oauth()).await?;
                     let value = serde_json::to_value(&result).map_err(|e| e.to_string())?;
                     if let Some(why) = output.as_ref().and_then(|o| o.check(tool, &value)) {
                         return Ok(render::error(&why));

@@ -17,6 +17,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RoleClient};
 use serde_json::Value;
 
+use crate::auth::{call_failed, OAuthServer};
 use crate::callbacks::Asks;
 
 /// The most rounds one call may take before it is given up.
@@ -27,6 +28,7 @@ pub async fn call_tool(
     peer: &Peer<RoleClient>,
     mut params: CallToolRequestParams,
     asks: &Asks,
+    oauth: Option<&OAuthServer>,
 ) -> Result<CallToolResult, String> {
     fn answer<T: serde::Serialize>(
         answered: Result<T, rmcp::ErrorData>,
@@ -40,7 +42,7 @@ pub async fn call_tool(
         match peer
             .call_tool_once(params.clone())
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| call_failed(oauth, e))?
         {
             CallToolResponse::Complete(result) => return Ok(result),
             CallToolResponse::InputRequired(round) => {

@@ -6,14 +6,18 @@ Usage: oauth_server.py PORT TOKEN_SECONDS
 Streamable HTTP on 127.0.0.1:PORT/mcp. Dynamic client registration is on;
 the authorization endpoint approves at once (it redirects to the client's
 redirect URI with a code: the "user" always consents); access tokens live
-TOKEN_SECONDS, refresh tokens rotate. Tools: `echo`, and `grants` (the
+TOKEN_SECONDS, refresh tokens rotate. Tools: `echo`, `grants` (the
 scopes of the token the call came with, and how many refreshes the server
-has answered).
+has answered), and `admin`, whose call without the scope `mcp:write` is
+answered 403 `insufficient_scope` (a step-up).
 """
 
+import json
 import secrets
 import sys
 import time
+
+import uvicorn
 
 from mcp.server.auth.provider import (
     AccessToken,
@@ -128,11 +132,68 @@ def echo(text: str) -> str:
 
 
 @mcp.tool()
+def admin() -> str:
+    """Needs the scope mcp:write (checked before the call reaches here)."""
+    return "admin done"
+
+
+@mcp.tool()
 def grants() -> dict:
     """The scopes of the calling token, and the refreshes answered so far."""
     token = get_access_token()
     return {"scopes": token.scopes if token else [], "refreshes": provider.refreshes}
 
 
+def step_up(app):
+    """ASGI middleware: a `tools/call` of `admin` with a token without
+    `mcp:write` gets 403 insufficient_scope, as RFC 6750 says."""
+
+    async def middleware(scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        messages, body = [], b""
+        while True:
+            message = await receive()
+            messages.append(message)
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            request = {}
+        if (
+            isinstance(request, dict)
+            and request.get("method") == "tools/call"
+            and request.get("params", {}).get("name") == "admin"
+        ):
+            auth = dict(scope["headers"]).get(b"authorization", b"").decode()
+            token = await provider.load_access_token(auth.removeprefix("Bearer "))
+            if token is not None and "mcp:write" not in token.scopes:
+                challenge = (
+                    'Bearer error="insufficient_scope", scope="mcp:read mcp:write", '
+                    f'resource_metadata="{BASE}/.well-known/oauth-protected-resource/mcp"'
+                )
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 403,
+                        "headers": [
+                            (b"www-authenticate", challenge.encode()),
+                            (b"content-type", b"application/json"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": b'{"error":"insufficient_scope"}'})
+                return
+
+        async def replay():
+            return messages.pop(0) if messages else await receive()
+
+        return await app(scope, replay, send)
+
+    return middleware
+
+
 if __name__ == "__main__":
-    mcp.run(transport="streamable-http")
+    uvicorn.run(step_up(mcp.streamable_http_app()), host="127.0.0.1", port=PORT, log_level="warning")
