@@ -6,7 +6,12 @@
 //!    call made directly with rmcp's client, against the same stdio server
 //!    (the SDK's test server, one process each), in alternating batches;
 //! 2. registering 100 listed tools (naming, schema normalization, the
-//!    description scan, the coercion plans, one atomic replace).
+//!    description scan, the coercion plans, one atomic replace);
+//! 3. a call through `Registry::dispatch` to an `auth: oauth` server (the
+//!    token read from its file and sent by rmcp's auth client) beside the
+//!    same call to the same server configured with the same token as a
+//!    plain `Authorization` header (the SDK's OAuth test server, one
+//!    process for both), in alternating batches.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../tests/mcp_client_support/mod.rs"]
@@ -14,7 +19,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use hermes_mcp_client::McpClients;
+use hermes_mcp_client::{auth, McpClients};
 use hermes_runtime::ToolContext;
 use rmcp::model::{CallToolRequestParams, Tool};
 use rmcp::transport::TokioChildProcess;
@@ -123,4 +128,93 @@ fn main() {
         );
         let _ = direct.cancel().await;
     });
+    drop(clients);
+    oauth_beside_header(&runtime);
+}
+
+/// 3. `auth: oauth` beside the same token as a header.
+fn oauth_beside_header(runtime: &tokio::runtime::Runtime) {
+    let port = support::free_port();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp_client_support/oauth_server.py");
+    let mut server = std::process::Command::new(support::python())
+        .arg(script)
+        .args([port.to_string(), "3600".to_string()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(support::eventually(Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    }));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let f = support::Fixture::new(
+        &format!(
+            "  o:\n    url: {url}\n    auth: oauth\n    connect_timeout: 30\n  \
+             h:\n    url: {url}\n    headers:\n      Authorization: \"Bearer ${{TOKEN}}\"\n    connect_timeout: 30\n"
+        ),
+        "",
+    );
+    // The login, the browser played here (the server consents at once).
+    let login = auth::OAuthServer::new(
+        "o",
+        &url,
+        hermes_runtime::config::SslVerify::SystemRoots,
+        hermes_runtime::config::McpOAuth::default(),
+        f.dir.path(),
+    );
+    hermes_mcp_client::install_tls_provider();
+    runtime
+        .block_on(auth::login(
+            &login,
+            None,
+            auth::Browser::Custom(Box::new(|url| {
+                tokio::spawn(async move {
+                    let client = reqwest::Client::builder()
+                        .redirect(reqwest::redirect::Policy::none())
+                        .build()
+                        .unwrap();
+                    let answer = client.get(&url).send().await.unwrap();
+                    let location = answer.headers()["location"].to_str().unwrap().to_string();
+                    let _ = client.get(&location).send().await;
+                });
+            })),
+        ))
+        .unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&login.token_file).unwrap()).unwrap();
+    let token = stored["token_response"]["access_token"].as_str().unwrap();
+    std::fs::write(f.dir.path().join(".env"), format!("TOKEN={token}\n")).unwrap();
+    let clients = McpClients::start(f.registry, &f.profile).unwrap();
+    clients.wait_ready(Duration::from_secs(40));
+    runtime.block_on(async {
+        let ctx = ToolContext::new(f.profile.clone(), f.dir.path());
+        let args = json!({"text": "hello"});
+        let (mut o_times, mut h_times) = (Vec::new(), Vec::new());
+        for batch in 0..=BATCHES {
+            for (tool, times) in [("mcp__o__echo", &mut o_times), ("mcp__h__echo", &mut h_times)] {
+                for _ in 0..BATCH {
+                    let t = Instant::now();
+                    let out = f.registry.dispatch(tool, args.clone(), &ctx).await;
+                    let took = t.elapsed();
+                    assert!(out.contains("hello"), "{tool}: {out}");
+                    if batch > 0 {
+                        times.push(took);
+                    }
+                }
+            }
+        }
+        let (o, h) = (median(o_times), median(h_times));
+        println!(
+            "call echo over HTTP: token as a header median {:.0} µs, auth: oauth median {:.0} µs, ratio {:.2} ({} calls each, the first batch as warm-up)",
+            us(h),
+            us(o),
+            o.as_secs_f64() / h.as_secs_f64(),
+            BATCH * BATCHES
+        );
+    });
+    drop(clients);
+    let _ = server.kill();
+    let _ = server.wait();
 }
