@@ -346,6 +346,28 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
         admin.stdout,
         admin.stderr
     );
+
+    // Three processes find the token expired at once: each refreshes
+    // (the server rotates refresh tokens) one after the other, none is
+    // refused.
+    std::thread::sleep(Duration::from_secs(4));
+    let children: Vec<Child> = (0..3)
+        .map(|_| {
+            hermes(
+                p.path(),
+                &["call", "mcp__web__echo", r#"{"text": "together"}"#],
+            )
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for child in children {
+        let r = finish(child, None);
+        all += &r.stdout;
+        all += &r.stderr;
+        assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("together"), "{}{}", r.stdout, r.stderr);
+    }
     let third = stored(p.path());
 
     // Never in a result or a log.

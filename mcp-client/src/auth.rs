@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    CredentialStore, OAuthClientConfig, StoredCredentials, WWWAuthenticateParams,
+    CredentialRefreshGuard, CredentialStore, OAuthClientConfig, StoredCredentials,
+    WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -38,6 +39,9 @@ pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_LISTENER_REQUESTS: usize = 32;
 /// Bytes of one request the redirect listener reads at most.
 const MAX_REQUEST_BYTES: usize = 16 * 1024;
+/// How long a refresh waits for another process's refresh of the same
+/// tokens (the lock beside the token file) before it gives up.
+const REFRESH_LOCK_WAIT: Duration = Duration::from_secs(20);
 /// The client name given at dynamic registration when `client_name` is unset.
 const DEFAULT_CLIENT_NAME: &str = "hermes-tools";
 
@@ -186,8 +190,57 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Locks `path` (made 0600 in a 0700 folder when missing) for this
+/// process, waiting at most [`REFRESH_LOCK_WAIT`]; unlocked when the file
+/// is dropped.
+fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < REFRESH_LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::other(format!(
+                    "another process held {} for {}",
+                    path.display(),
+                    crate::error::secs(REFRESH_LOCK_WAIT)
+                )))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
 #[async_trait::async_trait]
 impl CredentialStore for FileStore {
+    /// Two processes refreshing the same tokens at once would each spend
+    /// the refresh token (servers rotate it: the second is refused): a
+    /// refresh holds `NAME.lock` beside the token file, so the second
+    /// reads the first's tokens and refreshes from them.
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let path = self.path.with_extension("lock");
+        let locked = tokio::task::spawn_blocking(move || lock_file(&path))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(|e| AuthError::CredentialStoreError(format!("the token lock: {e}")))?;
+        Ok(Some(CredentialRefreshGuard::new(locked)))
+    }
+
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         Ok(self.read()?.map(|d| d.credentials))
     }
