@@ -31,7 +31,7 @@ pub enum McpCommand {
     },
     /// Log in to an `auth: oauth` server: opens the authorization URL with
     /// $BROWSER (or prints it), waits for the redirect on 127.0.0.1, and
-    /// stores the tokens under the profile home (mcp-tokens/NAME.json).
+    /// stores the tokens under the profile home (mcp-tokens/hermes-tools/NAME.json).
     Login {
         /// The server's name in `mcp_servers`.
         name: String,

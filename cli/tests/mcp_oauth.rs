@@ -205,7 +205,7 @@ fn asked(url: &reqwest::Url) -> Vec<String> {
 }
 
 fn token_file(profile: &Path) -> PathBuf {
-    profile.join("mcp-tokens/web.json")
+    profile.join("mcp-tokens/hermes-tools/web.json")
 }
 
 fn stored(profile: &Path) -> Value {

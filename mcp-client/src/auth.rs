@@ -10,7 +10,7 @@
 //! scope selection and refresh. What is ours: which client registration
 //! is used (a pre-registered client, a metadata document, dynamic
 //! registration, in that order, with a registered secret kept), where the
-//! tokens live (`<profile home>/mcp-tokens/<server>.json`, mode 0600,
+//! tokens live (`<profile home>/mcp-tokens/hermes-tools/<server>.json`, mode 0600,
 //! replaced atomically), the loopback redirect listener, the browser, and
 //! that a connection never waits on a login: without a usable token it
 //! fails with [`McpError::NeedsLogin`].
@@ -32,6 +32,10 @@ use hermes_runtime::config::{McpOAuth, SslVerify};
 
 /// The folder of the token files, under the profile home (the reference's).
 pub const TOKEN_DIR: &str = "mcp-tokens";
+/// Our files' folder inside [`TOKEN_DIR`]: the reference keeps its own
+/// token files there, `<server>.json` of another format, which a shared
+/// profile home must not have overwritten.
+pub const OWN_TOKEN_DIR: &str = "hermes-tools";
 /// Seconds `mcp login` waits for the browser step when `oauth.timeout` is unset.
 pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
 /// Requests the redirect listener answers at most before it gives up
@@ -75,7 +79,8 @@ impl OAuthServer {
     }
 }
 
-/// The token file of server `name` under the profile home `home`: its name
+/// The token file of server `name` under the profile home `home`
+/// (`mcp-tokens/hermes-tools/NAME.json`): its name
 /// kept to letters, digits, `-`, `_` and `.` (anything else `_`).
 pub fn token_file(home: &Path, name: &str) -> PathBuf {
     let safe: String = name
@@ -93,7 +98,9 @@ pub fn token_file(home: &Path, name: &str) -> PathBuf {
     } else {
         safe
     };
-    home.join(TOKEN_DIR).join(format!("{safe}.json"))
+    home.join(TOKEN_DIR)
+        .join(OWN_TOKEN_DIR)
+        .join(format!("{safe}.json"))
 }
 
 /// What the token file holds: rmcp's credentials (client ID, token
@@ -786,16 +793,19 @@ mod tests {
         let home = Path::new("/h");
         assert_eq!(
             token_file(home, "linear"),
-            Path::new("/h/mcp-tokens/linear.json")
+            Path::new("/h/mcp-tokens/hermes-tools/linear.json")
         );
         assert_eq!(
             token_file(home, "../x"),
-            Path::new("/h/mcp-tokens/.._x.json")
+            Path::new("/h/mcp-tokens/hermes-tools/.._x.json")
         );
-        assert_eq!(token_file(home, ".."), Path::new("/h/mcp-tokens/_.json"));
+        assert_eq!(
+            token_file(home, ".."),
+            Path::new("/h/mcp-tokens/hermes-tools/_.json")
+        );
         assert_eq!(
             token_file(home, "a/b c"),
-            Path::new("/h/mcp-tokens/a_b_c.json")
+            Path::new("/h/mcp-tokens/hermes-tools/a_b_c.json")
         );
     }
 
