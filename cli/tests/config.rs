@@ -416,6 +416,10 @@ signal: {}
     );
     let show = run(p.path(), &["config", "show"]);
     assert_eq!(shown(&show.stdout, "terminal.timeout").0, "120");
+    assert_eq!(
+        shown(&show.stdout, "mcp_servers.remote").0,
+        "url https://mcp.example.com/mcp (auth: oauth)"
+    );
 }
 
 /// Each kind of problem: where (file:line:col), which key (its path),
