@@ -293,7 +293,8 @@ async fn manager(
 fn oauth_error(server: &OAuthServer, e: &AuthError) -> McpError {
     McpError::OAuth {
         server: server.name.clone(),
-        error: e.to_string(),
+        // A response body quoted in the error may hold a token.
+        error: crate::render::strip_credentials(&e.to_string()),
     }
 }
 
@@ -807,6 +808,25 @@ mod tests {
             token_file(home, "a/b c"),
             Path::new("/h/mcp-tokens/hermes-tools/a_b_c.json")
         );
+    }
+
+    #[test]
+    fn a_quoted_token_response_is_not_in_an_error() {
+        let server = OAuthServer::new(
+            "s",
+            "http://127.0.0.1:1/mcp",
+            SslVerify::SystemRoots,
+            McpOAuth::default(),
+            Path::new("/h"),
+        );
+        let e = AuthError::TokenExchangeFailed(
+            r#"parse error in {"access_token": "at-123", "refresh_token":"rt-456", "client_secret":"cs-789"}"#.into(),
+        );
+        let text = oauth_error(&server, &e).to_string();
+        for secret in ["at-123", "rt-456", "cs-789"] {
+            assert!(!text.contains(secret), "{text}");
+        }
+        assert!(text.contains("token exchange failed"), "{text}");
     }
 
     #[test]

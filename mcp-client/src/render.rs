@@ -32,10 +32,11 @@ use super::naming;
 /// The most bytes one decoded image, audio or resource may have.
 pub const MAX_MEDIA_BYTES: usize = 50 * 1024 * 1024;
 
-/// Credentials in error text: tokens, keys, `Bearer ...`, `password=...`.
+/// Credentials in error text: tokens, keys, `Bearer ...`, `password=...`,
+/// an OAuth token response's or registration's secrets as JSON.
 static CREDENTIAL: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r#"(?i)(?:ghp_[A-Za-z0-9_]{1,255}|sk-[A-Za-z0-9_]{1,255}|Bearer\s+\S+|token=[^\s&,;"']{1,255}|key=[^\s&,;"']{1,255}|API_KEY=[^\s&,;"']{1,255}|password=[^\s&,;"']{1,255}|secret=[^\s&,;"']{1,255})"#,
+        r#"(?i)(?:"(?:access_token|refresh_token|id_token|client_secret)"\s*:\s*"[^"]{0,4096}"|ghp_[A-Za-z0-9_]{1,255}|sk-[A-Za-z0-9_]{1,255}|Bearer\s+\S+|token=[^\s&,;"']{1,255}|key=[^\s&,;"']{1,255}|API_KEY=[^\s&,;"']{1,255}|password=[^\s&,;"']{1,255}|secret=[^\s&,;"']{1,255})"#,
     )
     .ok()
 });
