@@ -370,3 +370,14 @@ async fn a_read_only_sandbox_still_runs_scripts_and_keeps_them_from_writing() {
     assert!(output(&answer).contains("refused"), "{answer}");
     assert!(!target.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_that_removes_its_socket_still_ends() {
+    let s = Scratch::new("");
+    let code = "import os\nos.unlink(os.environ['HERMES_TOOLS_SOCKET'])\nprint('gone')\n";
+    let answer = tokio::time::timeout(Duration::from_secs(30), s.run("s1", code))
+        .await
+        .expect("execute_code returned");
+    assert_eq!(answer["status"], "success", "{answer}");
+    assert!(output(&answer).contains("gone"), "{answer}");
+}

@@ -59,6 +59,9 @@ struct Shared {
 pub(super) struct Server {
     shared: Arc<Shared>,
     path: PathBuf,
+    /// The listening socket, to shut down: wakes the accept loop even
+    /// when the script removed the socket's path.
+    waker: Option<UnixListener>,
     accept: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -97,6 +100,7 @@ impl Server {
             Server {
                 shared,
                 path: path.to_path_buf(),
+                waker: None,
                 accept: None,
             },
             listener,
@@ -106,6 +110,7 @@ impl Server {
     /// Starts answering, now that the script's family is known.
     pub fn serve(&mut self, listener: UnixListener, family: Family) -> Result<(), String> {
         let _ = self.shared.family.set(family);
+        self.waker = listener.try_clone().ok();
         let shared = self.shared.clone();
         let thread = std::thread::Builder::new()
             .name("execute_code-accept".into())
@@ -124,7 +129,15 @@ impl Server {
     /// within [`POLL`] once its current call returned).
     pub fn stop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        // Wakes the accept loop, which then sees `stop`.
+        // Wakes the accept loop, which then sees `stop`: a shut-down
+        // listening socket fails `accept` (Linux), and a connection wakes
+        // it where that does not.
+        if let Some(listener) = self.waker.take() {
+            let _ = nix::sys::socket::shutdown(
+                std::os::fd::AsRawFd::as_raw_fd(&listener),
+                nix::sys::socket::Shutdown::Both,
+            );
+        }
         drop(UnixStream::connect(&self.path));
         if let Some(thread) = self.accept.take() {
             let _ = thread.join();
@@ -143,7 +156,11 @@ fn accept_loop(listener: &UnixListener, shared: &Arc<Shared>) {
         if shared.stop.load(Ordering::Acquire) {
             return;
         }
-        let Ok(stream) = stream else { continue };
+        let Ok(stream) = stream else {
+            // Out of descriptors, say: not a busy loop.
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        };
         if let Err(why) = admit(&stream, shared) {
             refuse(stream, &why);
             continue;
