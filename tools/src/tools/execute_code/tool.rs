@@ -179,17 +179,18 @@ pub fn execute_code(
     let run = procs::spawn_with(&env, &command, &start.cwd, &options)
         .map_err(|e| format!("could not start python3: {e}"))?;
     let _tracked = procs::table().track_foreground(&run);
-    server.serve(
-        listener,
-        Family {
-            pid: run.pid,
-            cgroup: run.cgroup.clone(),
-        },
-    )?;
+    let grace = procs::grace_for(ctx.profile());
+    let family = Family {
+        pid: run.pid,
+        cgroup: run.cgroup.clone(),
+    };
+    if let Err(e) = server.serve(listener, family) {
+        run.teardown(grace.min(CANCEL_GRACE));
+        return Err(e);
+    }
 
     let finished = wait_or_cancel(ctx, timeout, |slice| run.wait_exit(slice));
     let cancelled = finished.is_none() && ctx.cancellation().is_cancelled();
-    let grace = procs::grace_for(ctx.profile());
     run.teardown(if cancelled {
         grace.min(CANCEL_GRACE)
     } else {
