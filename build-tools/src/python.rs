@@ -65,7 +65,7 @@ def _connection():
     return _conn, _reader
 
 
-def call_tool(name: str, **args: Any) -> Any:
+def call_tool(name: str, /, **args: Any) -> Any:
     """Call the tool `name` with `args` (arguments left as None are not sent)."""
     request = {
         "token": os.environ.get("HERMES_TOOLS_TOKEN", ""),

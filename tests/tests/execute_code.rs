@@ -196,9 +196,10 @@ async fn tools_outside_the_allowed_set_raise_in_the_script() {
     let s = Scratch::new("code_execution:\n  allowed_tools: [read_file, execute_code]\n");
     std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
     let code = r#"
-from hermes_tools import memory, execute_code, read_file, ToolError
+from hermes_tools import memory, execute_code, read_file, skill_view, ToolError
 for name, call in [("memory", lambda: memory(action="add", target="memory", content="from a script")),
-                   ("execute_code", lambda: execute_code(code="print(1)"))]:
+                   ("execute_code", lambda: execute_code(code="print(1)")),
+                   ("skill_view", lambda: skill_view(name="some-skill"))]:
     try:
         call()
         print(name, "ran")
@@ -215,6 +216,8 @@ raise ToolError("uncaught on purpose")
     );
     // Never callable, even when the configuration lists it.
     assert!(out.contains("execute_code refused:"), "{out}");
+    // A parameter may be called `name` (call_tool's own is positional).
+    assert!(out.contains("skill_view refused:"), "{out}");
     assert!(out.contains("read True"), "{out}");
     assert_eq!(answer["tool_calls_made"], 1, "{answer}");
     // An uncaught exception: a failed script, with its stderr's tail.
