@@ -42,6 +42,9 @@ use hermes_runtime::Registry;
 pub fn registry() -> &'static Registry {
     static REGISTRY: std::sync::LazyLock<Registry> =
         std::sync::LazyLock::new(|| Registry::new(&generated::TABLES));
+    // `execute_code` dispatches its scripts' calls through this registry
+    // unless the agent names another.
+    tools::execute_code::set_default_registry(&REGISTRY);
     &REGISTRY
 }
 

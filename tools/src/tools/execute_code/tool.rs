@@ -49,16 +49,31 @@ pub const SOCKET_VAR: &str = "HERMES_TOOLS_SOCKET";
 pub const TOKEN_VAR: &str = "HERMES_TOOLS_TOKEN";
 
 static REGISTRY: OnceLock<&'static Registry> = OnceLock::new();
+static DEFAULT_REGISTRY: OnceLock<&'static Registry> = OnceLock::new();
 
 /// Names the registry scripts' calls are dispatched through, for an agent
-/// whose registry is not [`crate::registry`] (the default). Process-wide,
-/// once; `false` when one was set already.
+/// whose registry is not `hermes_tools::registry()` (the default).
+/// Process-wide, once; `false` when one was set already.
 pub fn set_registry(registry: &'static Registry) -> bool {
     REGISTRY.set(registry).is_ok()
 }
 
-fn registry() -> &'static Registry {
-    REGISTRY.get().copied().unwrap_or_else(crate::registry)
+/// `hermes_tools::registry()` names itself here when it is first used
+/// (this module does not name the crate root: no module cycle).
+pub(crate) fn set_default_registry(registry: &'static Registry) {
+    let _ = DEFAULT_REGISTRY.set(registry);
+}
+
+fn registry() -> Result<&'static Registry, String> {
+    REGISTRY
+        .get()
+        .or(DEFAULT_REGISTRY.get())
+        .copied()
+        .ok_or_else(|| {
+            "execute_code has no registry to dispatch the script's calls through: the agent \
+             must name it (hermes_tools::tools::execute_code::set_registry)"
+                .to_string()
+        })
 }
 
 /// Run a Python script that calls tools, and get back what it prints.
@@ -111,6 +126,7 @@ pub fn execute_code(
     let max_stdout = settings.max_stdout_bytes.value;
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| "execute_code needs a tokio runtime to dispatch the script's calls")?;
+    let registry = registry()?;
 
     let scratch = tempfile::Builder::new()
         .prefix("hermes-code-")
@@ -139,7 +155,7 @@ pub fn execute_code(
         allowed,
         max_calls: settings.max_tool_calls.value,
     };
-    let (mut server, listener) = Server::bind(&socket, limits, registry(), calls_ctx, runtime)?;
+    let (mut server, listener) = Server::bind(&socket, limits, registry, calls_ctx, runtime)?;
 
     let start = session::start(ctx);
     let mut env = start.env.clone();
