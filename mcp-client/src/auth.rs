@@ -276,7 +276,7 @@ async fn manager(
     server: &OAuthServer,
     http: &reqwest::Client,
 ) -> Result<AuthorizationManager, McpError> {
-    crate::install_tls_provider();
+    crate::tls::install_tls_provider();
     let mut manager = AuthorizationManager::new_allowing_private_addresses(server.url.as_str())
         .await
         .map_err(|e| oauth_error(server, &e))?;
@@ -450,7 +450,7 @@ pub async fn login(
     challenge: Option<String>,
     browser: Browser,
 ) -> Result<LoginOutcome, McpError> {
-    let http = crate::http_client(&server.ssl_verify)?;
+    let http = crate::tls::http_client(&server.ssl_verify)?;
     let kept = challenge_file(&server.token_file);
     // The challenge: the caller's; else the one a refusal kept (a step-up
     // names the scope there); else the answer to a request without a token.

@@ -27,6 +27,7 @@ pub mod output;
 pub mod render;
 mod rounds;
 pub mod stdio;
+mod tls;
 
 pub use callbacks::{
     clear_elicitation_callback, clear_sampling_callback, set_elicitation_callback,
@@ -52,16 +53,7 @@ use tokio::sync::{watch, Notify};
 use hermes_procs::child_env::ChildEnv;
 use hermes_procs::teardown::Target;
 
-/// Makes rustls's ring provider the process default, unless one is set.
-/// reqwest is built here with rustls but no provider of its own (ring is
-/// the one ureq uses; aws-lc-rs would need a C build), and it panics when
-/// it builds a client with none installed. [`McpClients::start`] calls
-/// this; a program that builds reqwest clients (or rmcp's default HTTP
-/// transport) before it calls it first.
-pub fn install_tls_provider() {
-    // Err means one is installed already (ours or the host's): fine.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-}
+pub use tls::install_tls_provider;
 
 /// Seconds a call may take when the entry sets no `timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -1364,8 +1356,6 @@ async fn watch_session(
     }
 }
 
-pub(crate) use http::client as http_client;
-
 mod http {
     //! A streamable HTTP server: rmcp's client transport over reqwest, with
     //! the entry's `headers` on every request.
@@ -1380,36 +1370,6 @@ mod http {
     use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 
     use super::{auth, Handler, McpError, Session, SslVerify};
-
-    /// The HTTP client of one server: rustls with the ring provider, the
-    /// system's roots (`ssl_verify: true`), only the CA bundle it names (a
-    /// path), or no certificate check (`false`), as the reference's httpx
-    /// `verify` does.
-    pub(crate) fn client(ssl_verify: &SslVerify) -> Result<reqwest::Client, McpError> {
-        crate::install_tls_provider();
-        let mut builder = reqwest::Client::builder();
-        match ssl_verify {
-            SslVerify::Off => builder = builder.tls_danger_accept_invalid_certs(true),
-            SslVerify::CaFile(path) => {
-                let pem = std::fs::read(path).map_err(|error| McpError::CaBundleRead {
-                    path: path.clone(),
-                    error,
-                })?;
-                let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|error| {
-                    McpError::CaBundleNotPem {
-                        path: path.clone(),
-                        error,
-                    }
-                })?;
-                if certs.is_empty() {
-                    return Err(McpError::CaBundleEmpty { path: path.clone() });
-                }
-                builder = builder.tls_certs_only(certs);
-            }
-            _ => {}
-        }
-        builder.build().map_err(McpError::HttpClient)
-    }
 
     pub(super) async fn connect(
         handler: Handler,
@@ -1434,7 +1394,7 @@ mod http {
         }
         let config =
             StreamableHttpClientTransportConfig::with_uri(url.to_string()).custom_headers(custom);
-        let client = client(ssl_verify)?;
+        let client = crate::tls::http_client(ssl_verify)?;
         let served = match oauth {
             None => negotiate(handler, client.clone(), config).await,
             Some(server) => {
