@@ -686,7 +686,21 @@ fn open_system_browser(url: &str) {
         } else {
             words.push(url.to_string());
         }
-        let spawned = std::process::Command::new(&words[0])
+        // A clean environment (no agent secrets), plus what a browser
+        // needs to reach the user's display.
+        let mut env = hermes_procs::child_env::ChildEnv::base();
+        for name in [
+            "DISPLAY",
+            "WAYLAND_DISPLAY",
+            "XDG_RUNTIME_DIR",
+            "DBUS_SESSION_BUS_ADDRESS",
+        ] {
+            if let Ok(value) = std::env::var(name) {
+                env.set(name, value);
+            }
+        }
+        let spawned = env
+            .command(&words[0])
             .args(&words[1..])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
