@@ -537,8 +537,15 @@ fn a_child_s_processes_end_with_it_unless_handed_off() {
             )
         }
         (_, 5) => {
-            // The echo has surely finished by the time the child answers.
-            std::thread::sleep(Duration::from_millis(300));
+            // The child answers once the echo has exited on its own (bounded:
+            // 20 s), so it ends as never read, not as killed.
+            let echo = results(body)[2]["pid"].as_i64().unwrap();
+            for _ in 0..200 {
+                if !alive(echo) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
             answer("servers started")
         }
         _ => answer("unexpected"),
