@@ -487,6 +487,29 @@ fn list_changed_replaces_the_tools() {
 }
 
 #[test]
+fn a_listing_is_read_again_when_its_caching_hint_runs_out() {
+    // The server says its listing stays fresh for a second (`ttlMs`) and
+    // announces nothing: the tool it adds is found once the hint has run
+    // out (raised to the keepalive interval, so no re-listing loop).
+    let extra = "    connect_timeout: 30\n    keepalive_interval: 5\n    env:\n      MCP_TEST_TTL_MS: \"1000\"\n";
+    let f = Fixture::new(&stdio_entry("quiet", extra), "");
+    let clients = start(&f);
+    assert!(f.registry.tool("mcp__quiet__quiet").is_none());
+    let r = f.call("mcp__quiet__grow_quietly", json!({}));
+    assert_eq!(r["result"], "ok", "{r}");
+    assert!(
+        eventually(Duration::from_secs(30), || f
+            .registry
+            .tool("mcp__quiet__quiet")
+            .is_some()),
+        "{:?}",
+        status_of(&clients, "quiet")
+    );
+    let r = f.call("mcp__quiet__quiet", json!({}));
+    assert_eq!(r["result"], "quiet", "{r}");
+}
+
+#[test]
 fn a_slow_or_broken_server_does_not_hold_the_others() {
     let entries = format!(
         "{}  slow:\n    command: sleep\n    args: [\"60\"]\n    connect_timeout: 45\n  missing:\n    command: /nonexistent/server\n  off:\n    command: sleep\n    enabled: false\n  wrong:\n    command: [not, a, string]\n",

@@ -236,8 +236,21 @@ fn sessionless(
 
 /// The JSON-RPC error code of an answer, and its id.
 fn error_of(response: &mcp_support::Response) -> (Option<i64>, serde_json::Value) {
-    let body: serde_json::Value = serde_json::from_str(&response.body).unwrap_or_default();
+    let body = result_of(response);
     (body["error"]["code"].as_i64(), body["id"].clone())
+}
+
+/// The JSON-RPC message of an answer, sent as JSON or as one SSE event.
+fn result_of(response: &mcp_support::Response) -> serde_json::Value {
+    let body = response.body.trim();
+    let json = if body.starts_with('{') {
+        body
+    } else {
+        body.lines()
+            .find_map(|l| l.strip_prefix("data:"))
+            .unwrap_or_default()
+    };
+    serde_json::from_str(json.trim()).unwrap_or_default()
 }
 
 /// A host whose tools keep session state answers the sessionless revision
@@ -275,6 +288,11 @@ fn a_stateless_host_speaks_the_sessionless_revision() {
     assert!(discover.body.contains("2026-07-28"), "{discover:?}");
     let listed = sessionless(server.addr, 2, "tools/list", json!({}));
     assert!(listed.body.contains("read_file"), "{listed:?}");
+    // The caching hints the revision requires: fresh for a while (not
+    // stale at once), for this client only.
+    let result = &result_of(&listed)["result"];
+    assert!(result["ttlMs"].as_u64().is_some_and(|t| t > 0), "{result}");
+    assert_eq!(result["cacheScope"], "private", "{result}");
     for (id, method) in [
         (3, "initialize"),
         (4, "logging/setLevel"),

@@ -7,7 +7,8 @@
 //! tools (`mcp__<server>__<tool>`, toolset `mcp-<server>`, alias `<server>`),
 //! so they are called through `Registry::dispatch` like every tool. Per
 //! server, a supervisor task keeps the connection: it re-lists the tools on
-//! `notifications/tools/list_changed` (one atomic replace), pings every
+//! `notifications/tools/list_changed` (one atomic replace) and when the
+//! listing's caching hint (`ttlMs`) runs out, pings every
 //! `keepalive_interval` ([`KEEPALIVE_INTERVAL`]), and reconnects a dropped connection with
 //! exponential backoff. Dropping [`McpClients`] removes the tools and tears
 //! the stdio servers down, parent first.
@@ -684,11 +685,18 @@ impl Server {
         }
     }
 
-    /// Lists the tools (all pages) and replaces the toolset's tools at once.
-    async fn refresh(self: &Arc<Self>, peer: &Peer<RoleClient>) -> Result<(), McpError> {
+    /// Lists the tools (all pages) and replaces the toolset's tools at
+    /// once. `Some(ttl)`: how long the server says the listing stays fresh
+    /// (the shortest `ttlMs` of its pages; SEP-2549), `None` when it says
+    /// nothing (then only `list_changed` re-lists).
+    async fn refresh(
+        self: &Arc<Self>,
+        peer: &Peer<RoleClient>,
+    ) -> Result<Option<Duration>, McpError> {
         let started = Instant::now();
         let mut tools = Vec::new();
         let mut cursor = None;
+        let mut fresh_for: Option<u64> = None;
         for _ in 0..MAX_LIST_PAGES {
             let page = peer
                 .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
@@ -697,6 +705,9 @@ impl Server {
                     Some(o) => auth::list_failed(o, e),
                     None => McpError::ListTools(e),
                 })?;
+            if let Some(ttl) = page.ttl_ms {
+                fresh_for = Some(fresh_for.map_or(ttl, |f| f.min(ttl)));
+            }
             tools.extend(page.tools);
             cursor = page.next_cursor;
             // Past the cap nothing more is read: `register` cuts it.
@@ -706,7 +717,7 @@ impl Server {
         }
         let caps = peer.peer_info().map(|i| i.capabilities.clone());
         self.register(&tools, caps.as_ref(), started);
-        Ok(())
+        Ok(fresh_for.map(Duration::from_millis))
     }
 
     /// Registers a `tools/list` answer (filtered, named, normalized, one
@@ -1236,11 +1247,14 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
             // A child left by a failed attempt is torn down below.
             let (session, _) = server.open().await?;
             let connected = started.elapsed();
-            if let Err(e) = server.refresh(session.peer()).await {
-                session.cancellation_token().cancel();
-                return Err(e);
-            }
-            Ok::<_, McpError>((session, connected))
+            let fresh_for = match server.refresh(session.peer()).await {
+                Ok(f) => f,
+                Err(e) => {
+                    session.cancellation_token().cancel();
+                    return Err(e);
+                }
+            };
+            Ok::<_, McpError>((session, connected, fresh_for))
         };
         let outcome = tokio::select! {
             r = tokio::time::timeout(server.connect_timeout, attempt) => r.unwrap_or_else(|_| Err(
@@ -1253,7 +1267,7 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
             }
         };
         match outcome {
-            Ok((session, connected)) => {
+            Ok((session, connected, fresh_for)) => {
                 failures = 0;
                 {
                     let mut s = lock(&server.status);
@@ -1264,7 +1278,7 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
                 }
                 *lock(&server.peer) = Some(session.peer().clone());
                 let _ = server.first_done.send_replace(true);
-                let reason = watch_session(&server, session, &mut stop).await;
+                let reason = watch_session(&server, session, fresh_for, &mut stop).await;
                 lock(&server.peer).take();
                 if reason.is_some() {
                     server.hide_tools();
@@ -1300,13 +1314,25 @@ async fn supervise(server: Arc<Server>, mut stop: watch::Receiver<bool>) {
     }
 }
 
+/// When a listing that stays fresh for `fresh_for` is read again: when
+/// its `ttlMs` runs out, but not sooner than the server's
+/// `keepalive_interval` after it was read (a server answering `ttlMs: 0`,
+/// "stale at once", as rmcp's servers do by default, is not re-listed in a
+/// loop); `None` (no hint): only on `list_changed`.
+fn relist_at(server: &Server, fresh_for: Option<Duration>) -> Option<tokio::time::Instant> {
+    fresh_for.map(|ttl| tokio::time::Instant::now() + ttl.max(server.keepalive))
+}
+
 /// Serves one live session until it ends (`Some(reason)`) or `stop`
-/// (`None`): re-lists on `list_changed`, pings every `keepalive_interval`.
+/// (`None`): re-lists on `list_changed` and when the listing's `ttlMs`
+/// runs out ([`relist_at`]), pings every `keepalive_interval`.
 async fn watch_session(
     server: &Arc<Server>,
     session: Session,
+    fresh_for: Option<Duration>,
     stop: &mut watch::Receiver<bool>,
 ) -> Option<String> {
+    let mut relist = relist_at(server, fresh_for);
     let peer = session.peer().clone();
     let ct = session.cancellation_token();
     let mut ended = tokio::spawn(session.waiting());
@@ -1322,15 +1348,27 @@ async fn watch_session(
                     Err(e) => format!("the connection ended ({e}); reconnecting"),
                 });
             }
-            () = server.relist.notified() => {
+            why = relist_due(server, relist) => {
                 let refreshed = tokio::time::timeout(server.connect_timeout, server.refresh(&peer)).await;
                 let problem = match refreshed {
-                    Ok(Ok(())) => None,
+                    Ok(Ok(fresh_for)) => {
+                        relist = relist_at(server, fresh_for);
+                        None
+                    }
                     Ok(Err(e)) => Some(e.to_string()),
-                    Err(_) => Some(format!("tools/list after list_changed: no answer within {}", secs(server.connect_timeout))),
+                    Err(_) => Some(format!("tools/list after {why}: no answer within {}", secs(server.connect_timeout))),
                 };
                 if let Some(p) = problem {
-                    lock(&server.status).warnings.push(p);
+                    // Tried again after the keepalive interval, not at once.
+                    if relist.is_some() {
+                        relist = relist_at(server, Some(Duration::ZERO));
+                    }
+                    let warnings = &mut lock(&server.status).warnings;
+                    // A failure that repeats (every keepalive, or on each
+                    // list_changed) is noted once.
+                    if !warnings.contains(&p) {
+                        warnings.push(p);
+                    }
                 }
             }
             _ = keepalive.tick() => {
@@ -1353,6 +1391,21 @@ async fn watch_session(
                 return None;
             }
         }
+    }
+}
+
+/// Waits for the next reason to re-list: `list_changed` or the listing's
+/// freshness running out at `relist` (never, when `None`); says which.
+async fn relist_due(server: &Server, relist: Option<tokio::time::Instant>) -> &'static str {
+    let expiry = async {
+        match relist {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = server.relist.notified() => "list_changed",
+        () = expiry => "the listing's ttlMs ran out",
     }
 }
 

@@ -39,7 +39,7 @@ use hermes_runtime::Registry;
 
 pub use error::ServeError;
 pub use options::{Limits, ServeOptions, TOKEN_ENV};
-pub use server::{define_core_toolset, CORE, PROCESS_LOGGER};
+pub use server::{define_core_toolset, CORE, PROCESS_LOGGER, TOOLS_LIST_TTL};
 use server::{forward_process_notifications, HermesServer};
 
 /// How long each step of tearing down a background process may take (the

@@ -10,9 +10,9 @@ use hermes_procs::notify::ProcessNotification;
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{error_json, is_error_result, MediaKind, Registry, ToolContent, ToolContext};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    CustomRequest, CustomResult, ErrorCode, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -42,6 +42,16 @@ pub fn define_core_toolset(registry: &Registry) {
 
 /// The logger name of process notifications.
 pub const PROCESS_LOGGER: &str = "hermes-tools.process";
+
+/// How long a client may keep the tool list (`tools/list`'s `ttlMs`, the
+/// caching hint of SEP-2549; rmcp's default, 0, would have every client
+/// re-list before each use). The list changes while the server runs when
+/// a secret added to the profile makes a toolset available, or a
+/// gateway's upstream server changes its tools, and this server announces
+/// neither (no `list_changed`): a minute bounds how long a client keeps a
+/// stale list. The scope is `private`: a host behind a bearer token, whose
+/// listing no shared cache should hand to others.
+pub const TOOLS_LIST_TTL: Duration = Duration::from_secs(60);
 /// Background processes whose notifications have a client to go to, at most.
 const MAX_WATCHED: usize = 4096;
 
@@ -381,7 +391,9 @@ impl ServerHandler for HermesServer {
         for p in problems {
             eprintln!("warning: {p}");
         }
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(TOOLS_LIST_TTL.as_millis().try_into().unwrap_or(u64::MAX))
+            .with_cache_scope(CacheScope::Private))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
