@@ -71,8 +71,15 @@ fn main() -> ExitCode {
     // `agent __sandbox ...` it applies the rules and execs the command).
     hermes_procs::sandbox::sandbox_helper();
     let cli = Cli::parse();
-    let registry = match hermes_example_agent::registry() {
-        Ok(r) => Arc::new(r),
+    // One registry for the life of the process, named to `execute_code`:
+    // a script's tool calls come back through it (this crate's own tools
+    // included), not through `hermes_tools::registry()`, which lacks them.
+    let registry: &'static hermes_runtime::Registry = match hermes_example_agent::registry() {
+        Ok(r) => {
+            let r = Box::leak(Box::new(r));
+            hermes_tools::tools::execute_code::set_registry(r);
+            r
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
@@ -100,7 +107,7 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            hermes_tools::install_agent_loop_executors(&registry);
+            hermes_tools::install_agent_loop_executors(registry);
             let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
             let session = hermes_tools::Session::new(profile, cwd);
             let answer =
@@ -130,7 +137,7 @@ fn main() -> ExitCode {
                 api_key: profile.secret(&key_var),
                 max_turns,
             };
-            let code = runtime.block_on(run(&registry, profile, config, &toolsets, &prompt));
+            let code = runtime.block_on(run(registry, profile, config, &toolsets, &prompt));
             hermes_tools::shutdown_background_processes(Duration::from_secs(2));
             runtime.shutdown_background();
             code
@@ -139,7 +146,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(
-    registry: &Arc<hermes_runtime::Registry>,
+    registry: &hermes_runtime::Registry,
     profile: Profile,
     config: ChatConfig,
     toolsets: &[String],

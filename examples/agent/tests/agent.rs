@@ -316,6 +316,40 @@ fn call_runs_one_tool_without_a_model() {
     );
 }
 
+/// `execute_code` in an agent with a registry of its own: the script's
+/// calls come back through that registry, so a tool of this crate
+/// (`word_count`, which `hermes_tools::registry()` does not have) answers.
+#[test]
+fn a_script_calls_the_agent_s_own_tools() {
+    let dir = setup();
+    std::fs::write(
+        dir.path().join("home/config.yaml"),
+        "code_execution:\n  allowed_tools: [word_count, read_file]\n",
+    )
+    .unwrap();
+    let code = "from hermes_tools import call_tool, read_file\n\
+                print(call_tool('word_count', path='notes.txt')['words'])\n\
+                print(read_file(path='notes.txt')['total_lines'])\n";
+    let args = json!({ "code": code }).to_string();
+    let home = dir.path().join("home");
+    let (status, stdout, stderr) = agent(
+        dir.path(),
+        &[
+            "--profile",
+            home.to_str().unwrap(),
+            "call",
+            "execute_code",
+            &args,
+        ],
+        "",
+    );
+    assert_eq!(status, 0, "{stderr}");
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(v["status"], "success", "{v}");
+    assert_eq!(v["output"].as_str().map(str::trim), Some("4\n2"), "{v}");
+    assert_eq!(v["tool_calls_made"], 2, "{v}");
+}
+
 /// Whether `pid` runs (a zombie only waits to be reaped).
 fn alive(pid: i64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
