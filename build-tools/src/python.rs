@@ -29,7 +29,9 @@ call of the session (hooks, approval, result caps apply) and answers with
 the tool's result: a dict (or a list or a string, as the tool answers). A
 tool's own failure comes back as its result (often `{"error": ...}`); a
 call the agent refuses (a tool outside `code_execution.allowed_tools`, the
-call limit reached) raises `ToolError`.
+call limit reached) raises `ToolError`. Each thread of the script has a
+connection of its own, so calls from threads run at the same time (at
+most 16 connections per execution).
 """
 from __future__ import annotations
 
@@ -48,21 +50,19 @@ class ToolError(Exception):
     """The agent refused the call (the message says why)."""
 
 
-_lock = threading.Lock()
-_conn = None
-_reader = None
+_local = threading.local()
 
 
 def _connection():
-    global _conn, _reader
-    if _conn is None:
+    """This thread's connection to the agent (one request at a time on it)."""
+    if getattr(_local, "conn", None) is None:
         path = os.environ.get("HERMES_TOOLS_SOCKET")
         if not path:
             raise ToolError("HERMES_TOOLS_SOCKET is not set: run this script through execute_code")
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(path)
-        _conn, _reader = conn, conn.makefile("rb")
-    return _conn, _reader
+        _local.conn, _local.reader = conn, conn.makefile("rb")
+    return _local.conn, _local.reader
 
 
 def call_tool(name: str, /, **args: Any) -> Any:
@@ -73,13 +73,12 @@ def call_tool(name: str, /, **args: Any) -> Any:
         "args": {k: v for k, v in args.items() if v is not None},
     }
     line = json.dumps(request).encode() + b"\n"
-    with _lock:
+    try:
         conn, reader = _connection()
-        try:
-            conn.sendall(line)
-            answer = reader.readline()
-        except OSError as e:
-            raise ToolError(f"the agent's tools socket failed ({e}): the execution ended") from e
+        conn.sendall(line)
+        answer = reader.readline()
+    except OSError as e:
+        raise ToolError(f"the agent's tools socket failed ({e}): the execution ended") from e
     if not answer:
         raise ToolError("the agent closed the connection (the execution ended or refused this process)")
     reply = json.loads(answer)

@@ -384,3 +384,41 @@ async fn a_script_that_removes_its_socket_still_ends() {
     assert_eq!(answer["status"], "success", "{answer}");
     assert!(output(&answer).contains("gone"), "{answer}");
 }
+
+/// Calls from two threads of a script run at the same time: one thread's
+/// command waits (bounded, 10 s) for a file that the other thread's call
+/// writes once the command has started. One call at a time, the command
+/// would hold the other call back until it gave up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripts_threads_call_tools_at_the_same_time() {
+    let s = Scratch::new("");
+    let code = r#"
+import os, threading, time
+from hermes_tools import terminal, write_file
+
+seen = {}
+
+def wait_for_flag():
+    seen["terminal"] = terminal(
+        "touch started; for i in $(seq 200); do [ -f flag ] && echo seen && exit 0; sleep 0.05; done; echo never"
+    )["output"].strip()
+
+def write_flag():
+    for _ in range(200):
+        if os.path.exists("started"):
+            break
+        time.sleep(0.05)
+    seen["write"] = write_file(path="flag", content="x").get("error", "written")
+
+threads = [threading.Thread(target=wait_for_flag), threading.Thread(target=write_flag)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(seen["terminal"], seen["write"])
+"#;
+    let answer = s.run("s1", code).await;
+    assert_eq!(answer["status"], "success", "{answer}");
+    assert_eq!(output(&answer).trim(), "seen written", "{answer}");
+    assert_eq!(answer["tool_calls_made"], 2, "{answer}");
+}
