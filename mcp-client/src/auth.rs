@@ -440,8 +440,8 @@ pub struct LoginOutcome {
 
 /// Logs in to `server`: discovery (seeded with `challenge`, the
 /// `WWW-Authenticate` of a 401 or 403 when one is known, else the one the
-/// last refusal kept, else one asked for with an `initialize` without a
-/// token), the client registration, the
+/// last refusal kept, else one asked for without a token:
+/// [`probe_challenge`]), the client registration, the
 /// authorization URL opened by `browser`, the redirect awaited on a
 /// loopback listener at most `oauth.timeout` (300 s), the code exchanged
 /// and the tokens written to the token file.
@@ -628,37 +628,91 @@ fn url_of(url: &str) -> Option<reqwest::Url> {
     reqwest::Url::parse(url).ok()
 }
 
-/// The `WWW-Authenticate` of the server's answer to an `initialize` sent
-/// without a token, when it is a 401 or 403 (within 10 s).
+/// The `WWW-Authenticate` of the server's refusal (a 401 or 403) of the
+/// requests a connection sends, sent without a token, each within 10 s,
+/// until one is refused: the sessionless revision's `server/discover`;
+/// the `initialize` of the session revisions; when that is let through (a
+/// server may guard only the methods after it), the `tools/list` every
+/// connection sends next, in the session the `initialize` opened (ended
+/// again with a `DELETE`). `None` when none is refused.
 pub async fn probe_challenge(http: &reqwest::Client, url: &str) -> Option<String> {
-    let body = serde_json::json!({
+    const SESSIONLESS: &str = "2026-07-28";
+    const SESSION: &str = "2025-11-25";
+    let post = |method: &str, version: &str, body: serde_json::Value| {
+        http.post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", version)
+            .header("mcp-method", method)
+            .body(body.to_string())
+            .timeout(Duration::from_secs(10))
+    };
+    let challenge = |response: &reqwest::Response| {
+        let status = response.status().as_u16();
+        if status != 401 && status != 403 {
+            return None;
+        }
+        response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let client_info = serde_json::json!({
+        "name": DEFAULT_CLIENT_NAME,
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    let discover = serde_json::json!({
         "jsonrpc": "2.0",
         "id": 0,
+        "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": SESSIONLESS,
+            "io.modelcontextprotocol/clientInfo": client_info,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }}
+    });
+    if let Ok(response) = post("server/discover", SESSIONLESS, discover).send().await {
+        if let Some(found) = challenge(&response) {
+            return Some(found);
+        }
+    }
+    let initialize = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 1,
         "method": "initialize",
         "params": {
-            "protocolVersion": "2025-11-25",
+            "protocolVersion": SESSION,
             "capabilities": {},
-            "clientInfo": {"name": DEFAULT_CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")}
+            "clientInfo": client_info,
         }
     });
-    let response = http
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .ok()?;
-    let status = response.status().as_u16();
-    if status != 401 && status != 403 {
-        return None;
+    let response = post("initialize", SESSION, initialize).send().await.ok()?;
+    if !response.status().is_success() {
+        return challenge(&response);
     }
-    response
+    let session = response
         .headers()
-        .get("www-authenticate")
+        .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
+        .map(str::to_string);
+    drop(response);
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let mut list = post("tools/list", SESSION, list);
+    if let Some(id) = &session {
+        list = list.header("mcp-session-id", id);
+    }
+    let found = list.send().await.ok().and_then(|r| challenge(&r));
+    if let Some(id) = &session {
+        let _ = http
+            .delete(url)
+            .header("mcp-session-id", id)
+            .header("mcp-protocol-version", SESSION)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await;
+    }
+    found
 }
 
 /// Opens `url` with `$BROWSER` (else `xdg-open` where there is a display)
