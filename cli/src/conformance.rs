@@ -9,10 +9,12 @@
 
 use std::process::ExitCode;
 
-use hermes_mcp_client::{naming, McpClients, State};
+use hermes_mcp_client::{auth, naming, McpClients, State};
 use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{Profile, Registry, ToolContext};
 use serde_json::{json, Value};
+
+use crate::mcp_cmd::EXIT_NEEDS_LOGIN;
 
 /// The environment variable the suite names the scenario in.
 const SCENARIO_VAR: &str = "MCP_CONFORMANCE_SCENARIO";
@@ -113,10 +115,12 @@ pub fn run(registry: &'static Registry, profile: &Profile, name: &str) -> (Strin
     };
     if status.state != State::Connected {
         let error = status.error.unwrap_or_default();
-        return (
-            format!("error: `{name}` did not connect: {error}\n"),
-            ExitCode::FAILURE,
-        );
+        let code = if status.state == State::NeedsLogin {
+            ExitCode::from(EXIT_NEEDS_LOGIN)
+        } else {
+            ExitCode::FAILURE
+        };
+        return (format!("error: `{name}` did not connect: {error}\n"), code);
     }
     // The definitions as the model is sent them (the default dialect).
     let toolset = naming::toolset(name);
@@ -180,6 +184,11 @@ pub fn run(registry: &'static Registry, profile: &Profile, name: &str) -> (Strin
     for (tool, args) in calls {
         let result = runtime.block_on(registry.dispatch_json(&tool, &args.to_string(), &ctx));
         text += &format!("{tool} {args} -> {result}\n");
+        // Refused for want of a login (a step-up): the calls after it
+        // would be refused too.
+        if auth::says_needs_login(&result, name) {
+            return (text, ExitCode::from(EXIT_NEEDS_LOGIN));
+        }
     }
     (text, ExitCode::SUCCESS)
 }

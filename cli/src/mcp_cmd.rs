@@ -17,13 +17,15 @@ pub enum McpCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Connect to one server, list its tools, show the timings.
+    /// Connect to one server, list its tools, show the timings; exits 3
+    /// when it needs a login (`mcp login NAME`).
     Test {
         /// The server's name in `mcp_servers`.
         name: String,
     },
     /// The MCP conformance suite's client: connect NAME and run the steps
-    /// of the scenario named in `MCP_CONFORMANCE_SCENARIO` (`.ci/conformance`).
+    /// of the scenario named in `MCP_CONFORMANCE_SCENARIO` (`.ci/conformance`);
+    /// exits 3 when NAME needs a login (`mcp login NAME`, then again).
     #[command(hide = true)]
     Conformance {
         /// The server's name in `mcp_servers`.
@@ -46,6 +48,11 @@ pub enum McpCommand {
         url: String,
     },
 }
+
+/// The exit code of `mcp test NAME` and `mcp conformance NAME` when the
+/// server needs a login (no token, a refused one, or a call refused for
+/// want of scope): `mcp login NAME`, then the command again, helps.
+pub const EXIT_NEEDS_LOGIN: u8 = 3;
 
 /// Whether the profile configures MCP servers (enabled or not): the
 /// commands that connect them start processes.
@@ -208,15 +215,12 @@ pub fn run(
             for w in &s.warnings {
                 text += &format!("warning    {w}\n");
             }
-            let ok = s.state == State::Connected;
-            (
-                text,
-                if ok {
-                    ExitCode::SUCCESS
-                } else {
-                    ExitCode::FAILURE
-                },
-            )
+            let code = match s.state {
+                State::Connected => ExitCode::SUCCESS,
+                State::NeedsLogin => ExitCode::from(EXIT_NEEDS_LOGIN),
+                _ => ExitCode::FAILURE,
+            };
+            (text, code)
         }
     }
 }

@@ -1,11 +1,11 @@
 //! OAuth end to end (`auth: oauth`): an MCP server of the official Python
 //! SDK that is also its own authorization server (`mcp.server.auth`,
 //! `mcp_client_support/oauth_server.py`) on 127.0.0.1, and the binary:
-//! `mcp list` / `call` before a login (they say how to log in and wait on
-//! nothing), `mcp login` with the browser step played here (the printed
-//! authorization URL followed with an HTTP client to the loopback
-//! redirect), the tools called with the stored token and again after it
-//! expired (refreshed). No token or secret is in any output. Every wait is
+//! `mcp list` / `call` / `mcp test` before a login (they say how to log in
+//! and wait on nothing; `mcp test` exits 3), `mcp login` with the browser
+//! step played here (the printed authorization URL followed with an HTTP
+//! client to the loopback redirect), the tools called with the stored
+//! token and again after it expired (refreshed). No token or secret is in any output. Every wait is
 //! bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -251,6 +251,13 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
         "{}",
         call.stderr
     );
+    // `mcp test` exits with its "needs login" code (3), distinct from a
+    // failure: a script logs in and runs it again.
+    let test = run(p.path(), &["mcp", "test", "web"]);
+    all += &test.stdout;
+    all += &test.stderr;
+    assert_eq!(test.code, Some(3), "{}{}", test.stdout, test.stderr);
+    assert!(test.stdout.contains("needs login"), "{}", test.stdout);
 
     let (done, _) = login(p.path());
     all += &done.stdout;
@@ -287,6 +294,10 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
     assert_eq!(list.code, Some(0), "{}{}", list.stdout, list.stderr);
     let status: Value = serde_json::from_str(&list.stdout).unwrap();
     assert_eq!(status[0]["state"], "connected", "{status}");
+    let test = run(p.path(), &["mcp", "test", "web"]);
+    all += &test.stdout;
+    all += &test.stderr;
+    assert_eq!(test.code, Some(0), "{}{}", test.stdout, test.stderr);
 
     let g = grants(p.path(), &mut all);
     assert_eq!(g["scopes"], serde_json::json!(["mcp:read"]), "{g}");

@@ -414,6 +414,23 @@ pub fn needs_login(server: &OAuthServer, why: &str) -> McpError {
     }
 }
 
+/// Whether `text` (a call's error, a status's error) is the
+/// [`McpError::NeedsLogin`] of server `name`: a login, not a retry, is
+/// what helps. `mcp conformance` exits with its "needs login" code on it.
+pub fn says_needs_login(text: &str, name: &str) -> bool {
+    // The error's own rendering, split around its (empty) reason.
+    let rendered = McpError::NeedsLogin {
+        server: name.to_string(),
+        why: String::new(),
+    }
+    .to_string();
+    let Some((head, tail)) = rendered.split_once("()") else {
+        return false;
+    };
+    text.find(head)
+        .is_some_and(|at| text[at + head.len()..].contains(tail))
+}
+
 /// How the login's authorization URL reaches a browser.
 pub enum Browser {
     /// `$BROWSER` when set (a `:`-separated list of commands, `%s` the URL,
@@ -895,6 +912,24 @@ mod tests {
             assert!(!text.contains(secret), "{text}");
         }
         assert!(text.contains("token exchange failed"), "{text}");
+    }
+
+    #[test]
+    fn a_refusal_says_needs_login_and_other_errors_do_not() {
+        let server = OAuthServer::new(
+            "conf.x",
+            "http://127.0.0.1:1/mcp",
+            SslVerify::SystemRoots,
+            McpOAuth::default(),
+            Path::new("/h"),
+        );
+        let step_up = needs_login(&server, "the server asks for more scope: a b").to_string();
+        let wrapped = format!("{{\"error\": \"MCP call failed: tools/call: {step_up}\"}}");
+        assert!(says_needs_login(&wrapped, "conf.x"), "{wrapped}");
+        assert!(!says_needs_login(&wrapped, "other"), "{wrapped}");
+        let failed = oauth_error(&server, &AuthError::AuthorizationRequired).to_string();
+        assert!(!says_needs_login(&failed, "conf.x"), "{failed}");
+        assert!(!says_needs_login("needs login", "conf.x"));
     }
 
     #[test]
