@@ -6,6 +6,13 @@
 //! as every other command connects it ([`McpClients::start_only`]), and
 //! each scenario's steps are what an agent would do: see the tools (as the
 //! model is sent them), call one.
+//!
+//! The `auth/*` scenarios' servers need an OAuth login:
+//! `.ci/conformance-client` configures `auth: oauth` and runs `mcp login
+//! NAME` first. When the server still refuses (no usable token, or a call
+//! answered 403 for more scope), this exits [`EXIT_NEEDS_LOGIN`]: the
+//! wrapper logs in again (the refusal's challenge kept for it) and runs
+//! this again, as a user would.
 
 use std::process::ExitCode;
 

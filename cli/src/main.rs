@@ -6,7 +6,6 @@
 
 mod config_cmd;
 mod conformance;
-mod conformance_client;
 mod mcp_cmd;
 
 use std::path::PathBuf;

@@ -38,15 +38,6 @@ pub enum McpCommand {
         /// The server's name in `mcp_servers`.
         name: String,
     },
-    /// The client of the MCP conformance suite's client scenarios (`auth/*`):
-    /// `MCP_CONFORMANCE_SCENARIO` and `MCP_CONFORMANCE_CONTEXT` from the
-    /// suite, URL its server; logs in with the browser step played by an
-    /// HTTP request, then lists the tools and calls each.
-    #[command(hide = true)]
-    ConformanceClient {
-        /// The scenario's server.
-        url: String,
-    },
 }
 
 /// The exit code of `mcp test NAME` and `mcp conformance NAME` when the
@@ -124,7 +115,6 @@ pub fn run(
     match command {
         McpCommand::Conformance { name } => crate::conformance::run(registry, profile, &name),
         McpCommand::Login { name } => login(&name, profile),
-        McpCommand::ConformanceClient { url } => crate::conformance_client::run(&url),
         McpCommand::List { json } => {
             let clients = match McpClients::start(registry, profile) {
                 Ok(c) => c,

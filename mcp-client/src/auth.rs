@@ -438,8 +438,8 @@ pub enum Browser {
     /// else `xdg-open` when there is a display; the URL is printed either
     /// way, for when none opens.
     System,
-    /// The URL is handed to this function (a test, the conformance
-    /// client, playing the browser).
+    /// The URL is handed to this function (a test or a bench playing
+    /// the browser).
     Custom(Box<dyn FnOnce(String) + Send>),
 }
 
