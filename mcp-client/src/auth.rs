@@ -932,6 +932,128 @@ mod tests {
         assert!(!says_needs_login("needs login", "conf.x"));
     }
 
+    /// A server on 127.0.0.1 that answers `server/discover` 400 and
+    /// `initialize` 200 (with a session), and refuses `tools/list`
+    /// `refusal` (status, challenge); the requests it saw (method,
+    /// session header), at most 8, each read within 10 s.
+    async fn guarded_after_handshake(
+        refusal: (u16, &'static str),
+    ) -> (String, tokio::task::JoinHandle<Vec<(String, String)>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let seen = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            for _ in 0..8 {
+                let accepted =
+                    tokio::time::timeout(Duration::from_secs(10), listener.accept()).await;
+                let Ok(Ok((mut stream, _))) = accepted else {
+                    break;
+                };
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let read = tokio::time::timeout(Duration::from_secs(10), async {
+                    loop {
+                        let text = String::from_utf8_lossy(&buf).to_string();
+                        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                            let length = head
+                                .lines()
+                                .find_map(|l| {
+                                    l.to_ascii_lowercase()
+                                        .strip_prefix("content-length:")
+                                        .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                                })
+                                .unwrap_or(0);
+                            if body.len() >= length {
+                                return (head.to_string(), body.to_string());
+                            }
+                        }
+                        match stream.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return (text, String::new()),
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                })
+                .await;
+                let Ok((head, body)) = read else { break };
+                let session = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("mcp-session-id:")
+                            .map(|v| v.trim().to_string())
+                    })
+                    .unwrap_or_default();
+                let method = if head.starts_with("DELETE ") {
+                    "DELETE".to_string()
+                } else {
+                    serde_json::from_str::<serde_json::Value>(&body)
+                        .ok()
+                        .and_then(|v| v["method"].as_str().map(str::to_string))
+                        .unwrap_or_default()
+                };
+                let answer = match method.as_str() {
+                    "server/discover" => "400 Bad Request\r\ncontent-length: 0".to_string(),
+                    "initialize" => {
+                        let body = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+                        format!(
+                            "200 OK\r\nmcp-session-id: s-1\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                    "tools/list" => format!(
+                        "{} No\r\nwww-authenticate: {}\r\ncontent-length: 0",
+                        refusal.0, refusal.1
+                    ),
+                    _ => "200 OK\r\ncontent-length: 0".to_string(),
+                };
+                // One request per connection: none is reused half-closed.
+                let answer = if answer.contains("\r\n\r\n") {
+                    format!(
+                        "HTTP/1.1 {}",
+                        answer.replacen("\r\n", "\r\nconnection: close\r\n", 1)
+                    )
+                } else {
+                    format!("HTTP/1.1 {answer}\r\nconnection: close\r\n\r\n")
+                };
+                let _ = stream.write_all(answer.as_bytes()).await;
+                let _ = stream.shutdown().await;
+                seen.push((method.clone(), session));
+                if method == "DELETE" {
+                    break;
+                }
+            }
+            seen
+        });
+        (url, seen)
+    }
+
+    #[tokio::test]
+    async fn the_probe_finds_the_challenge_of_the_methods_after_the_handshake() {
+        let challenge = r#"Bearer scope="mcp:basic", resource_metadata="http://127.0.0.1:1/prm""#;
+        let (url, seen) = guarded_after_handshake((401, challenge)).await;
+        let http = crate::tls::http_client(&SslVerify::SystemRoots).unwrap();
+        let found = probe_challenge(&http, &url).await;
+        assert_eq!(found.as_deref(), Some(challenge));
+        let seen = seen.await.unwrap();
+        let methods: Vec<&str> = seen.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            methods,
+            ["server/discover", "initialize", "tools/list", "DELETE"],
+            "{seen:?}"
+        );
+        // The list and the DELETE are in the session the initialize opened.
+        assert_eq!(seen[2].1, "s-1", "{seen:?}");
+        assert_eq!(seen[3].1, "s-1", "{seen:?}");
+    }
+
+    #[tokio::test]
+    async fn a_server_that_refuses_nothing_has_no_challenge() {
+        let (url, seen) = guarded_after_handshake((200, "Bearer")).await;
+        let http = crate::tls::http_client(&SslVerify::SystemRoots).unwrap();
+        assert_eq!(probe_challenge(&http, &url).await, None);
+        assert_eq!(seen.await.unwrap().len(), 4);
+    }
+
     #[test]
     fn the_token_folder_is_one_the_file_tools_refuse() {
         assert!(hermes_procs::protected::CREDENTIAL_DIRS.contains(&TOKEN_DIR));
