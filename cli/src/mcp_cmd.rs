@@ -38,6 +38,12 @@ pub enum McpCommand {
         /// The server's name in `mcp_servers`.
         name: String,
     },
+    /// Forget an `auth: oauth` server's tokens (removes its token file;
+    /// the next use needs `mcp login NAME` again).
+    Logout {
+        /// The server's name in `mcp_servers`.
+        name: String,
+    },
 }
 
 /// The exit code of `mcp test NAME` and `mcp conformance NAME` when the
@@ -115,6 +121,20 @@ pub fn run(
     match command {
         McpCommand::Conformance { name } => crate::conformance::run(registry, profile, &name),
         McpCommand::Login { name } => login(&name, profile),
+        McpCommand::Logout { name } => match auth::logout(profile.home(), &name) {
+            Ok(Some(path)) => (
+                format!("logged out of `{name}`: removed {}\n", path.display()),
+                ExitCode::SUCCESS,
+            ),
+            Ok(None) => (
+                format!("no tokens of `{name}` were stored\n"),
+                ExitCode::SUCCESS,
+            ),
+            Err(e) => (
+                format!("error: cannot remove the tokens of `{name}`: {e}\n"),
+                ExitCode::FAILURE,
+            ),
+        },
         McpCommand::List { json } => {
             let clients = match McpClients::start(registry, profile) {
                 Ok(c) => c,

@@ -5,7 +5,8 @@
 //! and wait on nothing; `mcp test` exits 3), `mcp login` with the browser
 //! step played here (the printed authorization URL followed with an HTTP
 //! client to the loopback redirect), the tools called with the stored
-//! token and again after it expired (refreshed). No token or secret is in any output. Every wait is
+//! token and again after it expired (refreshed), then `mcp logout` (the
+//! token file gone, a login needed again). No token or secret is in any output. Every wait is
 //! bounded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -402,6 +403,17 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
     for secret in &secrets {
         assert!(!all.contains(secret.as_str()), "a token is in the output");
     }
+
+    // `mcp logout` forgets the tokens: the next use needs a login again.
+    let out = run(p.path(), &["mcp", "logout", "web"]);
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("logged out of `web`"), "{}", out.stdout);
+    assert!(!token_file(p.path()).exists());
+    let test = run(p.path(), &["mcp", "test", "web"]);
+    assert_eq!(test.code, Some(3), "{}{}", test.stdout, test.stderr);
+    let again = run(p.path(), &["mcp", "logout", "web"]);
+    assert_eq!(again.code, Some(0), "{}{}", again.stdout, again.stderr);
+    assert!(again.stdout.contains("no tokens"), "{}", again.stdout);
     drop(server);
 }
 

@@ -233,6 +233,28 @@ fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
     }
 }
 
+/// Forgets the tokens (and the client registration kept with them) of
+/// server `name` under the profile home `home`: removes its token file
+/// under the refresh lock, so a refresh in another process cannot write
+/// it back. `Ok(None)`: nothing was stored; `Ok(Some(path))`: the file
+/// removed. The authorization server is not told (the tokens stay valid
+/// there until they expire).
+pub fn logout(home: &Path, name: &str) -> std::io::Result<Option<PathBuf>> {
+    let path = token_file(home, name);
+    let lock = path.with_extension("lock");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let _locked = lock_file(&lock)?;
+    let removed = match std::fs::remove_file(&path) {
+        Ok(()) => Some(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let _ = std::fs::remove_file(&lock);
+    Ok(removed)
+}
+
 #[async_trait::async_trait]
 impl CredentialStore for FileStore {
     /// Two processes refreshing the same tokens at once would each spend
