@@ -236,12 +236,13 @@ fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
 /// Forgets the tokens (and the client registration kept with them) of
 /// server `name` under the profile home `home`: removes its token file
 /// under the refresh lock, so a refresh in another process cannot write
-/// it back. `Ok(None)`: nothing was stored; `Ok(Some(path))`: the file
-/// removed. The authorization server is not told (the tokens stay valid
-/// there until they expire).
+/// it back, and the kept challenge. `Ok(None)`: nothing was stored;
+/// `Ok(Some(path))`: the token file removed. The authorization server is
+/// not told (the tokens stay valid there until they expire).
 pub fn logout(home: &Path, name: &str) -> std::io::Result<Option<PathBuf>> {
     let path = token_file(home, name);
     let lock = path.with_extension("lock");
+    let _ = std::fs::remove_file(challenge_file(&path));
     if !path.exists() {
         return Ok(None);
     }
