@@ -188,7 +188,16 @@ fn main() -> ExitCode {
     // The configured MCP servers' tools join the registry for as long as
     // the command runs (dropped, they are removed and the servers stopped).
     let mcp = match &command {
-        Command::List | Command::Schema { .. } | Command::Check | Command::Serve { .. } => {
+        Command::List | Command::Schema { .. } | Command::Check => {
+            mcp_cmd::connect_for(registry, &profile, None)
+        }
+        Command::Serve { .. } => {
+            // As a gateway, a form an upstream server asks while it runs a
+            // call goes on to the client that made the call (when it can
+            // answer forms; else declined).
+            hermes_mcp_client::set_elicitation_callback(
+                hermes_mcp_client::callbacks::ask_the_caller(),
+            );
             mcp_cmd::connect_for(registry, &profile, None)
         }
         Command::Call { name, elicit, .. } => {

@@ -69,17 +69,16 @@ pub struct ElicitationRequest {
     pub schema: Value,
     /// The context of the tool call in flight, as for sampling.
     pub ctx: Option<ToolContext>,
+    /// Sessions with a call of this server in flight: over 1, `ctx` (the
+    /// latest call's) may not be the call the server asks for, since a
+    /// request back names no call ([`ask_the_caller`] then declines).
+    pub sessions: usize,
 }
 
-/// The user's answer to an elicitation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitationAnswer {
-    /// The fields the user gave; a property of the schema left out that
-    /// has a `default` gets it (SEP-1034) before the server sees it.
-    Accept(Map<String, Value>),
-    Decline,
-    Cancel,
-}
+/// The user's answer to an elicitation: the runtime's answer to a form.
+/// In `Accept`, a property of the schema left out that has a `default`
+/// gets it (SEP-1034) before the server sees it.
+pub use hermes_runtime::context::FormAnswer as ElicitationAnswer;
 
 /// How the agent asks its user for an elicitation.
 pub type ElicitationCallback =
@@ -150,6 +149,18 @@ impl InFlight {
         *lock(&self.last) = Some(ctx.clone());
         lock(&self.calls).push((id, ctx));
         CallGuard { flight: self, id }
+    }
+
+    /// The sessions (by id; a context without one counts alone) with a
+    /// call in flight.
+    fn sessions(&self) -> usize {
+        let calls = lock(&self.calls);
+        let mut ids: Vec<Option<&str>> = calls.iter().map(|(_, c)| c.session_id()).collect();
+        let anonymous = ids.iter().filter(|i| i.is_none()).count();
+        ids.retain(Option::is_some);
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len() + anonymous
     }
 
     /// The latest call still in flight, else the last one made.
@@ -414,6 +425,7 @@ impl Asks {
             message,
             schema: schema.clone(),
             ctx: self.flight.current(),
+            sessions: self.flight.sessions(),
         };
         let timeout = Duration::from_secs_f64(self.elicitation.timeout);
         let answer = tokio::time::timeout(timeout, callback(asked))
@@ -446,6 +458,42 @@ impl Asks {
             .or_else(|| Some("/".to_string()));
         ListRootsResult::new(vec![root])
     }
+}
+
+/// An elicitation callback that passes the form on to whoever made the
+/// tool call the server runs: the call context's form callback
+/// ([`ToolContext::with_form_callback`]; `serve --mcp` gives each call one
+/// that asks its MCP client, when the client can answer forms). Declines
+/// when the call has none, and when calls of several sessions are in
+/// flight on the server (the request names no call: the form could reach
+/// another session's user).
+pub fn ask_the_caller() -> ElicitationCallback {
+    Arc::new(|req: ElicitationRequest| {
+        let server = req.server;
+        let ask = match (&req.ctx, req.sessions) {
+            (_, n) if n > 1 => Err(format!(
+                "calls of {n} sessions are in flight on it, and the request names none"
+            )),
+            (Some(ctx), _) => ctx
+                .form_callback()
+                .cloned()
+                .ok_or_else(|| "the caller cannot answer forms".to_string()),
+            (None, _) => Err("no call is in flight on it".to_string()),
+        };
+        match ask {
+            Ok(ask) => ask(hermes_runtime::context::FormRequest::new(
+                req.message,
+                req.schema,
+            )),
+            Err(why) => {
+                tracing::info!(
+                    target: "hermes::mcp",
+                    "MCP server '{server}' elicitation declined: {why}"
+                );
+                Box::pin(std::future::ready(ElicitationAnswer::Decline))
+            }
+        }
+    })
 }
 
 /// An elicitation callback for a run with no user to ask
@@ -509,6 +557,53 @@ pub fn file_uri(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A form reaches the caller of the one call in flight, and no one
+    /// when calls of two sessions are in flight (it names no call).
+    #[test]
+    fn a_form_reaches_the_caller_only_when_the_call_is_known() {
+        let asked = Arc::new(Mutex::new(0));
+        let counter = Arc::clone(&asked);
+        let caller: hermes_runtime::context::FormCallback = Arc::new(move |_| {
+            *lock(&counter) += 1;
+            Box::pin(std::future::ready(ElicitationAnswer::Accept(Map::new())))
+        });
+        let ctx = |session: &str| {
+            ToolContext::new(hermes_runtime::Profile::new("/nonexistent"), "/")
+                .with_session_id(session)
+                .with_form_callback(Arc::clone(&caller))
+        };
+        let flight = InFlight::default();
+        let request = |flight: &InFlight| ElicitationRequest {
+            server: "s".into(),
+            message: "?".into(),
+            schema: Value::Null,
+            ctx: flight.current(),
+            sessions: flight.sessions(),
+        };
+        let ask = ask_the_caller();
+        let run = |r| {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+                .block_on(ask(r))
+        };
+        let one = flight.enter(ctx("a"));
+        let same = flight.enter(ctx("a"));
+        assert_eq!(flight.sessions(), 1);
+        assert!(matches!(run(request(&flight)), ElicitationAnswer::Accept(_)));
+        let other = flight.enter(ctx("b"));
+        assert_eq!(flight.sessions(), 2);
+        assert_eq!(run(request(&flight)), ElicitationAnswer::Decline);
+        drop((one, same, other));
+        assert_eq!(*lock(&asked), 1);
+        // A call whose caller cannot answer forms: declined.
+        let _plain = flight.enter(ToolContext::new(
+            hermes_runtime::Profile::new("/nonexistent"),
+            "/",
+        ));
+        assert_eq!(run(request(&flight)), ElicitationAnswer::Decline);
+    }
 
     #[test]
     fn file_uris_are_percent_encoded() {

@@ -293,6 +293,11 @@ impl HermesServer {
         if let Some(approver) = approval::approver(peer) {
             ctx = ctx.with_approval_callback(approver);
         }
+        // A gateway's upstream server asking a form while it runs this
+        // call: passed on to this client (hermes_mcp_client::callbacks::ask_the_caller).
+        if let Some(asker) = approval::form_asker(peer) {
+            ctx = ctx.with_form_callback(asker);
+        }
         if !exposed.contains(name) {
             // Not offered here (another toolset, an agent-loop or bridge
             // tool, or no tool at all): never dispatched.

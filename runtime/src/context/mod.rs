@@ -1,8 +1,9 @@
 //! The call context handed to every tool: ids, the profile, the working
-//! directory, the tools enabled in the session, and who answers its
+//! directory, the tools enabled in the session, who answers its
 //! approval questions ([`ApprovalCallback`]: the question and the answer
 //! types live here, beside the context they carry; the policy that asks is
-//! [`crate::approval`]).
+//! [`crate::approval`]), and who answers a form the call's work asks
+//! ([`FormCallback`]: an MCP server's elicitation, passed on to the caller).
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,8 @@ struct Inner {
     /// Who answers approval questions for calls with this context, before
     /// the process-wide callback.
     approver: Approver,
+    /// Who answers a form for calls with this context (the caller).
+    form: FormAsker,
     /// Cancelled when the calls made with this context should stop
     /// (`cancel.rs`); a blocking call gets a child of it.
     cancel: Cancellation,
@@ -52,6 +55,20 @@ impl std::fmt::Debug for Approver {
             "Approver(set)"
         } else {
             "Approver(none)"
+        })
+    }
+}
+
+/// A context's own form callback (`Debug` for [`Inner`]).
+#[derive(Clone, Default)]
+struct FormAsker(Option<FormCallback>);
+
+impl std::fmt::Debug for FormAsker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "FormAsker(set)"
+        } else {
+            "FormAsker(none)"
         })
     }
 }
@@ -77,6 +94,7 @@ impl ToolContext {
                 enabled_tools: None,
                 quiet: Arc::new(AtomicUsize::new(0)),
                 approver: Approver::default(),
+                form: FormAsker::default(),
                 cancel: Cancellation::new(),
                 cron: false,
                 yolo: None,
@@ -182,6 +200,18 @@ impl ToolContext {
     /// The context's own approval callback, if it has one.
     pub fn approval_callback(&self) -> Option<&ApprovalCallback> {
         self.inner.approver.0.as_ref()
+    }
+
+    /// A form that work of calls with this context asks (an MCP server's
+    /// elicitation while it runs the call) goes to `callback`: the one who
+    /// made the call (e.g. the client of one `serve --mcp` session).
+    pub fn with_form_callback(self, callback: FormCallback) -> Self {
+        self.edit(|i| i.form = FormAsker(Some(callback)))
+    }
+
+    /// The context's form callback, if the caller can be asked.
+    pub fn form_callback(&self) -> Option<&FormCallback> {
+        self.inner.form.0.as_ref()
     }
 
     /// Calls made with this context stop when `signal` is cancelled: an
@@ -312,3 +342,36 @@ pub type ApprovalFuture = Pin<Box<dyn Future<Output = ApprovalAnswer> + Send>>;
 
 /// How the agent asks its user.
 pub type ApprovalCallback = Arc<dyn Fn(ApprovalRequest) -> ApprovalFuture + Send + Sync>;
+
+/// A form for the one who made a call: a message and the fields wanted,
+/// a JSON Schema object of flat properties (MCP's form elicitation).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FormRequest {
+    pub message: String,
+    pub schema: serde_json::Value,
+}
+
+impl FormRequest {
+    pub fn new(message: impl Into<String>, schema: serde_json::Value) -> Self {
+        FormRequest {
+            message: message.into(),
+            schema,
+        }
+    }
+}
+
+/// The answer to a form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FormAnswer {
+    /// The fields given.
+    Accept(serde_json::Map<String, serde_json::Value>),
+    Decline,
+    Cancel,
+}
+
+/// A form callback's answer, when it comes.
+pub type FormFuture = Pin<Box<dyn Future<Output = FormAnswer> + Send>>;
+
+/// How a form reaches the one who made the call.
+pub type FormCallback = Arc<dyn Fn(FormRequest) -> FormFuture + Send + Sync>;
