@@ -10,7 +10,7 @@
 //! The `auth/*` scenarios' servers need an OAuth login:
 //! `.ci/conformance-client` configures `auth: oauth` and runs `mcp login
 //! NAME` first. When the server still refuses (no usable token, or a call
-//! answered 403 for more scope), this exits [`EXIT_NEEDS_LOGIN`]: the
+//! answered 403 for more scope), this exits [`NEEDS_LOGIN`]: the
 //! wrapper logs in again (the refusal's challenge kept for it) and runs
 //! this again, as a user would.
 
@@ -21,7 +21,7 @@ use hermes_runtime::dialect::{rewrite, Dialect};
 use hermes_runtime::{Profile, Registry, ToolContext};
 use serde_json::{json, Value};
 
-use crate::mcp_cmd::EXIT_NEEDS_LOGIN;
+use crate::exit::NEEDS_LOGIN;
 
 /// The environment variable the suite names the scenario in.
 const SCENARIO_VAR: &str = "MCP_CONFORMANCE_SCENARIO";
@@ -123,7 +123,7 @@ pub fn run(registry: &'static Registry, profile: &Profile, name: &str) -> (Strin
     if status.state != State::Connected {
         let error = status.error.unwrap_or_default();
         let code = if status.state == State::NeedsLogin {
-            ExitCode::from(EXIT_NEEDS_LOGIN)
+            ExitCode::from(NEEDS_LOGIN)
         } else {
             ExitCode::FAILURE
         };
@@ -194,7 +194,7 @@ pub fn run(registry: &'static Registry, profile: &Profile, name: &str) -> (Strin
         // Refused for want of a login (a step-up): the calls after it
         // would be refused too.
         if auth::says_needs_login(&result, name) {
-            return (text, ExitCode::from(EXIT_NEEDS_LOGIN));
+            return (text, ExitCode::from(NEEDS_LOGIN));
         }
     }
     (text, ExitCode::SUCCESS)

@@ -6,6 +6,7 @@
 
 mod config_cmd;
 mod conformance;
+mod exit;
 mod mcp_cmd;
 
 use std::path::PathBuf;

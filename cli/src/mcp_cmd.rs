@@ -46,11 +46,6 @@ pub enum McpCommand {
     },
 }
 
-/// The exit code of `mcp test NAME` and `mcp conformance NAME` when the
-/// server needs a login (no token, a refused one, or a call refused for
-/// want of scope): `mcp login NAME`, then the command again, helps.
-pub const EXIT_NEEDS_LOGIN: u8 = 3;
-
 /// Whether the profile configures MCP servers (enabled or not): the
 /// commands that connect them start processes.
 pub fn has_servers(profile: &Profile) -> bool {
@@ -227,7 +222,7 @@ pub fn run(
             }
             let code = match s.state {
                 State::Connected => ExitCode::SUCCESS,
-                State::NeedsLogin => ExitCode::from(EXIT_NEEDS_LOGIN),
+                State::NeedsLogin => ExitCode::from(crate::exit::NEEDS_LOGIN),
                 _ => ExitCode::FAILURE,
             };
             (text, code)
