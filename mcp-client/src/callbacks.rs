@@ -591,7 +591,10 @@ mod tests {
         let one = flight.enter(ctx("a"));
         let same = flight.enter(ctx("a"));
         assert_eq!(flight.sessions(), 1);
-        assert!(matches!(run(request(&flight)), ElicitationAnswer::Accept(_)));
+        assert!(matches!(
+            run(request(&flight)),
+            ElicitationAnswer::Accept(_)
+        ));
         let other = flight.enter(ctx("b"));
         assert_eq!(flight.sessions(), 2);
         assert_eq!(run(request(&flight)), ElicitationAnswer::Decline);
