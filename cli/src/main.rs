@@ -58,7 +58,9 @@ enum Command {
     },
     /// Show which toolsets are available for the profile, and what the others need.
     Check,
-    /// Call a tool and print the JSON string it returns.
+    /// Call a tool and print the JSON string it returns (exit 0, even for
+    /// a tool's error); exits 3 when the tool's MCP server needs a login
+    /// (`mcp login NAME`).
     Call {
         /// The tool's name.
         name: String,
@@ -305,7 +307,16 @@ fn main() -> ExitCode {
             runtime.shutdown_background();
             // A background command started by this call does not outlive it.
             hermes_tools::shutdown_background_processes(hermes_mcp_server::SHUTDOWN_GRACE);
-            emit(&format!("{result}\n"))
+            match emit(&format!("{result}\n")) {
+                ExitCode::SUCCESS
+                    if mcp
+                        .as_ref()
+                        .is_some_and(|c| mcp_cmd::call_needs_login(c, &name, &result)) =>
+                {
+                    ExitCode::from(exit::NEEDS_LOGIN)
+                }
+                code => code,
+            }
         }
         Command::Serve {
             mcp: _,

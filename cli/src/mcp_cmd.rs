@@ -108,6 +108,18 @@ pub fn connect_for(
     }
 }
 
+/// Whether `call TOOL` was kept from an MCP server's tool by a missing
+/// login: the server the tool belongs to needs one (no usable token), or
+/// the call's result says so (a step-up: the server asked for more scope).
+/// `call` then exits [`crate::exit::NEEDS_LOGIN`], as `mcp test` does.
+pub fn call_needs_login(clients: &McpClients, tool: &str, result: &str) -> bool {
+    clients
+        .status()
+        .iter()
+        .filter(|s| naming::may_belong(&s.name, tool))
+        .any(|s| s.state == State::NeedsLogin || auth::says_needs_login(result, &s.name))
+}
+
 pub fn run(
     command: McpCommand,
     registry: &'static Registry,

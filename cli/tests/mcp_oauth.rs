@@ -252,6 +252,8 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
         "{}",
         call.stderr
     );
+    // `call` exits 3 too when the tool's server needs a login.
+    assert_eq!(call.code, Some(3), "{}{}", call.stdout, call.stderr);
     // `mcp test` exits with its "needs login" code (3), distinct from a
     // failure: a script logs in and runs it again.
     let test = run(p.path(), &["mcp", "test", "web"]);
@@ -340,6 +342,7 @@ fn login_then_calls_with_the_stored_token_refreshed_when_it_expires() {
         "{}",
         denied.stdout
     );
+    assert_eq!(denied.code, Some(3), "{}{}", denied.stdout, denied.stderr);
     let (again, url) = login(p.path());
     all += &again.stdout;
     all += &again.stderr;
