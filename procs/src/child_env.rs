@@ -42,6 +42,22 @@ pub fn shell() -> &'static str {
     &SHELL
 }
 
+/// The executable file `name` in the first folder of [`DEFAULT_PATH`] that
+/// has one: the system's program, whatever `PATH` a session or a profile
+/// set.
+pub fn system_program(name: &str) -> Option<std::path::PathBuf> {
+    DEFAULT_PATH
+        .split(':')
+        .map(|dir| Path::new(dir).join(name))
+        .find(|p| is_executable(p))
+}
+
+/// Whether `path` is (or links to) a file someone may execute.
+pub fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// The variables a child process of one profile runs with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildEnv {

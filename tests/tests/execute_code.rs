@@ -1,8 +1,9 @@
 //! `execute_code` through the real registry's dispatch, with the system's
 //! `python3`: a script that reads, searches and patches a file through the
 //! generated `hermes_tools` module; the call limit, the timeout and the
-//! output cap of `code_execution`; a tool outside the allowed set; and a
-//! script that tries the socket of another session's live execution.
+//! output cap of `code_execution`; a tool outside the allowed set; a
+//! script that tries the socket of another session's live execution; and
+//! where each `code_execution.mode` runs a script, with which interpreter.
 //! Needs the `hermes-tools` binary (the sandbox helper) built first.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -421,4 +422,80 @@ print(seen["terminal"], seen["write"])
     assert_eq!(answer["status"], "success", "{answer}");
     assert_eq!(output(&answer).trim(), "seen written", "{answer}");
     assert_eq!(answer["tool_calls_made"], 2, "{answer}");
+}
+
+/// A virtual environment of the system's `python3`, made by `venv` in
+/// `dir` (no pip: nothing is downloaded).
+fn make_venv(dir: &Path) {
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+}
+
+const WHERE_AM_I: &str = r#"
+import json, os, sys
+from hermes_tools import read_file
+print(json.dumps({
+    "prefix": os.path.realpath(sys.prefix),
+    "cwd": os.path.realpath(os.getcwd()),
+    "read": "alpha" in read_file("a.txt")["content"],
+}))
+"#;
+
+/// `code_execution.mode: project` (the default): the session's folder and
+/// the interpreter of the virtual environment its environment names
+/// (`VIRTUAL_ENV`, here from the profile's `.env`, without a `PATH` to it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn project_mode_runs_in_the_sessions_folder_with_its_virtual_environment() {
+    let s = Scratch::new("");
+    std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
+    let venv = s.dir.path().join("venv");
+    make_venv(&venv);
+    let env = s.home.join(".env");
+    let mut vars = std::fs::read_to_string(&env).unwrap();
+    vars += &format!("VIRTUAL_ENV={}\n", venv.display());
+    std::fs::write(&env, vars).unwrap();
+
+    let answer = s.run("s1", WHERE_AM_I).await;
+    assert_eq!(answer["status"], "success", "{answer}");
+    let printed: Value = serde_json::from_str(output(&answer).trim()).unwrap();
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_eq!(printed["prefix"], real(&venv), "{printed}");
+    assert_eq!(printed["cwd"], real(&s.work()), "{printed}");
+    assert_eq!(printed["read"], true, "{printed}");
+}
+
+/// `code_execution.mode: strict`: a scratch folder of the execution (gone
+/// after it) and the system's `python3`, though the session's `PATH` and
+/// `VIRTUAL_ENV` both name a virtual environment; tools still resolve
+/// relative paths against the session's folder.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strict_mode_runs_in_a_scratch_folder_with_the_system_python() {
+    let s = Scratch::new("code_execution:\n  mode: strict\n");
+    std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
+    let venv = s.dir.path().join("venv");
+    make_venv(&venv);
+    let env = s.home.join(".env");
+    let mut vars = std::fs::read_to_string(&env).unwrap();
+    vars += &format!(
+        "VIRTUAL_ENV={v}\nPATH={v}/bin:/usr/local/bin:/usr/bin:/bin\n",
+        v = venv.display()
+    );
+    std::fs::write(&env, vars).unwrap();
+
+    let answer = s.run("s1", WHERE_AM_I).await;
+    assert_eq!(answer["status"], "success", "{answer}");
+    let printed: Value = serde_json::from_str(output(&answer).trim()).unwrap();
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_ne!(printed["prefix"], real(&venv), "{printed}");
+    let cwd = printed["cwd"].as_str().unwrap();
+    assert_ne!(cwd, real(&s.work()), "{printed}");
+    assert!(
+        !Path::new(cwd).exists(),
+        "the scratch folder is removed: {printed}"
+    );
+    assert_eq!(printed["read"], true, "{printed}");
 }

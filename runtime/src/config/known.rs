@@ -186,8 +186,3 @@ pub(crate) const REFERENCE_DELEGATION: &[&str] = &[
     "reasoning_effort",
     "subagent_auto_approve",
 ];
-
-/// `code_execution` keys this project does not read: `mode` (the
-/// reference's choice of interpreter and working directory); scripts run
-/// with the system's `python3` in the session's directory.
-pub(crate) const REFERENCE_CODE_EXECUTION: &[&str] = &["mode"];

@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 
 use super::known::REFERENCE_MCP_SERVER;
 use super::values::{
-    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpOAuth, McpSampling, McpServer,
-    McpTransport, SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source,
-    SslVerify, ToolSearchMode, ToolsetMention, MAX_FILE_BYTES,
+    ApprovalMode, CodeExecutionMode, CronMode, Diagnostic, McpElicitation, McpOAuth, McpSampling,
+    McpServer, McpTransport, SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity,
+    Source, SslVerify, ToolSearchMode, ToolsetMention, MAX_FILE_BYTES,
 };
 use super::yaml::{parse_bool, parse_float, parse_int, Kind, Node, Pos};
 
@@ -698,6 +698,24 @@ pub(super) fn writable_roots(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<
             })
             .collect()
     })
+}
+
+/// `code_execution.mode`.
+pub(super) fn code_execution_mode(
+    r: &mut Reader,
+    key: &str,
+    v: &Node,
+) -> Option<CodeExecutionMode> {
+    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
+    let mode = match text.as_deref() {
+        Some("project") => Some(CodeExecutionMode::Project),
+        Some("strict") => Some(CodeExecutionMode::Strict),
+        _ => None,
+    };
+    if mode.is_none() {
+        r.expected(key, v, "project or strict");
+    }
+    mode
 }
 
 /// `terminal.sandbox_fallback`.

@@ -50,9 +50,9 @@ use load::{
 use yaml::Node;
 
 pub use values::{
-    ApprovalMode, CronMode, Diagnostic, McpElicitation, McpOAuth, McpSampling, McpServer,
-    McpTransport, SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity, Source,
-    SslVerify, ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES,
+    ApprovalMode, CodeExecutionMode, CronMode, Diagnostic, McpElicitation, McpOAuth, McpSampling,
+    McpServer, McpTransport, SandboxFallback, SandboxMode, SandboxNetwork, Setting, Severity,
+    Source, SslVerify, ToolSearchMode, ToolsetMention, FILE_NAME, MAX_FILE_BYTES,
 };
 pub use yaml::Pos;
 
@@ -339,8 +339,13 @@ section! {
         /// `delegate_task`, `clarify` or the other tools of the agent loop).
         allowed_tools: Vec<String> = CODE_EXECUTION_DEFAULT_TOOLS.iter().map(|t| t.to_string()).collect(),
             read Reader::strings, show |v| list(v), example "[read_file, search_files, patch]";
+        /// Where a script runs and with which interpreter: `project` (the
+        /// session's directory and active virtual environment) or `strict`
+        /// (a scratch folder and the system's `python3`).
+        mode: CodeExecutionMode = CodeExecutionMode::Project,
+            read load::code_execution_mode, show |m| m.as_str().into(), example "strict";
     }
-    reference: known::REFERENCE_CODE_EXECUTION;
+    reference: &[];
 }
 
 /// `code_execution.allowed_tools` unless set: the reference's set.

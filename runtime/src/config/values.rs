@@ -183,6 +183,29 @@ impl SandboxFallback {
     }
 }
 
+/// `code_execution.mode`: where an `execute_code` script runs and with
+/// which `python3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeExecutionMode {
+    /// In the session's working directory, with the session's active
+    /// virtual environment's interpreter (`VIRTUAL_ENV`, else
+    /// `CONDA_PREFIX`), else the `python3` its `PATH` finds: the default.
+    Project,
+    /// In a scratch folder of the execution, with the system's `python3`
+    /// (found on the clean base `PATH`, whatever the session activated).
+    Strict,
+}
+
+impl CodeExecutionMode {
+    /// The name `config.yaml` uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CodeExecutionMode::Project => "project",
+            CodeExecutionMode::Strict => "strict",
+        }
+    }
+}
+
 /// `approvals.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApprovalMode {

@@ -1,7 +1,9 @@
 //! The `execute_code` tool: the model writes a Python script that calls
-//! tools. The script runs with the system's `python3` as the session's
-//! `terminal` commands run (its environment, working directory, sandbox,
-//! containment and teardown), beside `hermes_tools.py`, the module
+//! tools. The script runs with `python3` as the session's `terminal`
+//! commands run (its environment, sandbox, containment and teardown; by
+//! `code_execution.mode`, its working directory and active virtual
+//! environment, or a scratch folder and the system's `python3`), beside
+//! `hermes_tools.py`, the module
 //! `cargo xtask gen` generates with one function per tool. A call from
 //! the script travels over a Unix socket of this execution (`server.rs`)
 //! back to the registry's dispatch with the call's own context, so hooks,
@@ -19,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use hermes_macros::hermes_tool;
 use hermes_procs::{self as procs, shell_quote};
+use hermes_runtime::config::CodeExecutionMode;
 use hermes_runtime::{Registry, ToolContext};
 use serde_json::{json, Value};
 
@@ -84,8 +87,10 @@ fn registry() -> Result<&'static Registry, String> {
 /// function per tool, taking the tool's parameters and returning its
 /// result as a dict. A call of a tool scripts may not use, or past the
 /// call limit, raises `hermes_tools.ToolError`. The script runs with
-/// python3 in the session's working directory, as shell commands run;
-/// print the result you want to stdout: only stdout returns (the tail of
+/// python3 in the session's working directory and its active virtual
+/// environment, as shell commands run (with config.yaml
+/// `code_execution.mode: strict`, in a scratch folder with the system's
+/// python3); print the result you want to stdout: only stdout returns (the tail of
 /// stderr too when the script fails). Limits (config.yaml
 /// `code_execution`): 300 seconds, 50 tool calls, 50,000 bytes of stdout;
 /// by default scripts may use web search and extraction, reading, writing,
@@ -158,6 +163,19 @@ pub fn execute_code(
     let (mut server, listener) = Server::bind(&socket, limits, registry, calls_ctx, runtime)?;
 
     let start = session::start(ctx);
+    let (python, cwd) = match settings.mode.value {
+        CodeExecutionMode::Project => (project_python(&start.env), start.cwd.clone()),
+        CodeExecutionMode::Strict => {
+            let python = procs::child_env::system_program("python3").ok_or_else(|| {
+                format!(
+                    "code_execution.mode is strict and no python3 is in the system's folders \
+                     ({}): install Python 3, or use mode: project",
+                    procs::child_env::DEFAULT_PATH
+                )
+            })?;
+            (python.display().to_string(), dir.to_path_buf())
+        }
+    };
     let mut env = start.env.clone();
     let pythonpath = match env.get("PYTHONPATH") {
         Some(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
@@ -179,7 +197,8 @@ pub fn execute_code(
         Arc::new(p)
     });
     let command = format!(
-        "exec python3 -B {} 2>{}",
+        "exec {} -B {} 2>{}",
+        shell_quote(&python),
         shell_quote(&script.display().to_string()),
         shell_quote(&stderr.display().to_string())
     );
@@ -192,8 +211,8 @@ pub fn execute_code(
         ..procs::SpawnOptions::new(head, max_stdout - head)
     };
     let began = Instant::now();
-    let run = procs::spawn_with(&env, &command, &start.cwd, &options)
-        .map_err(|e| format!("could not start python3: {e}"))?;
+    let run = procs::spawn_with(&env, &command, &cwd, &options)
+        .map_err(|e| format!("could not start {python}: {e}"))?;
     let _tracked = procs::table().track_foreground(&run);
     let grace = procs::grace_for(ctx.profile());
     let family = Family {
@@ -254,6 +273,18 @@ pub fn execute_code(
         }
     }
     Ok(answer)
+}
+
+/// The interpreter of `project` mode: the session's active virtual
+/// environment's (`VIRTUAL_ENV`, else `CONDA_PREFIX`: `bin/python3`, else
+/// `bin/python`), else `python3` as the session's `PATH` finds it.
+fn project_python(env: &procs::child_env::ChildEnv) -> String {
+    ["VIRTUAL_ENV", "CONDA_PREFIX"]
+        .iter()
+        .filter_map(|var| env.get(var).map(str::trim).filter(|r| !r.is_empty()))
+        .flat_map(|root| ["python3", "python"].map(|exe| Path::new(root).join("bin").join(exe)))
+        .find(|p| procs::child_env::is_executable(p))
+        .map_or_else(|| "python3".to_string(), |p| p.display().to_string())
 }
 
 /// `code_execution.allowed_tools`, without the tools no script may call,
