@@ -424,18 +424,24 @@ print(seen["terminal"], seen["write"])
     assert_eq!(answer["tool_calls_made"], 2, "{answer}");
 }
 
-/// A virtual environment of the system's `python3`, made by `venv` in
-/// `dir` (no pip: nothing is downloaded).
-fn make_venv(dir: &Path) {
+/// Where a script of `s` runs: a virtual environment of the system's
+/// `python3` (made by `venv`, no pip) is named in the profile's `.env` by
+/// `env_line(venv)`; the script prints its `sys.prefix`, its working
+/// directory and whether `read_file("a.txt")` read the session's file.
+/// Returns what it printed and the venv's real path.
+async fn where_a_script_runs(s: &Scratch, env_line: impl Fn(&str) -> String) -> (Value, String) {
+    std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
+    let venv = s.dir.path().join("venv");
     let made = std::process::Command::new("python3")
         .args(["-m", "venv", "--without-pip"])
-        .arg(dir)
+        .arg(&venv)
         .output()
         .unwrap();
     assert!(made.status.success(), "{made:?}");
-}
-
-const WHERE_AM_I: &str = r#"
+    let env = s.home.join(".env");
+    let vars = std::fs::read_to_string(&env).unwrap() + &env_line(&venv.display().to_string());
+    std::fs::write(&env, vars).unwrap();
+    let code = r#"
 import json, os, sys
 from hermes_tools import read_file
 print(json.dumps({
@@ -444,6 +450,16 @@ print(json.dumps({
     "read": "alpha" in read_file("a.txt")["content"],
 }))
 "#;
+    let answer = s.run("s1", code).await;
+    assert_eq!(answer["status"], "success", "{answer}");
+    let printed: Value = serde_json::from_str(output(&answer).trim()).unwrap();
+    assert_eq!(printed["read"], true, "{printed}");
+    (printed, real(&venv))
+}
+
+fn real(p: &Path) -> String {
+    std::fs::canonicalize(p).unwrap().display().to_string()
+}
 
 /// `code_execution.mode: project` (the default): the session's folder and
 /// the interpreter of the virtual environment its environment names
@@ -451,21 +467,9 @@ print(json.dumps({
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn project_mode_runs_in_the_sessions_folder_with_its_virtual_environment() {
     let s = Scratch::new("");
-    std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
-    let venv = s.dir.path().join("venv");
-    make_venv(&venv);
-    let env = s.home.join(".env");
-    let mut vars = std::fs::read_to_string(&env).unwrap();
-    vars += &format!("VIRTUAL_ENV={}\n", venv.display());
-    std::fs::write(&env, vars).unwrap();
-
-    let answer = s.run("s1", WHERE_AM_I).await;
-    assert_eq!(answer["status"], "success", "{answer}");
-    let printed: Value = serde_json::from_str(output(&answer).trim()).unwrap();
-    let real = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
-    assert_eq!(printed["prefix"], real(&venv), "{printed}");
+    let (printed, venv) = where_a_script_runs(&s, |v| format!("VIRTUAL_ENV={v}\n")).await;
+    assert_eq!(printed["prefix"], venv, "{printed}");
     assert_eq!(printed["cwd"], real(&s.work()), "{printed}");
-    assert_eq!(printed["read"], true, "{printed}");
 }
 
 /// `code_execution.mode: strict`: a scratch folder of the execution (gone
@@ -475,27 +479,15 @@ async fn project_mode_runs_in_the_sessions_folder_with_its_virtual_environment()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn strict_mode_runs_in_a_scratch_folder_with_the_system_python() {
     let s = Scratch::new("code_execution:\n  mode: strict\n");
-    std::fs::write(s.work().join("a.txt"), "alpha\n").unwrap();
-    let venv = s.dir.path().join("venv");
-    make_venv(&venv);
-    let env = s.home.join(".env");
-    let mut vars = std::fs::read_to_string(&env).unwrap();
-    vars += &format!(
-        "VIRTUAL_ENV={v}\nPATH={v}/bin:/usr/local/bin:/usr/bin:/bin\n",
-        v = venv.display()
-    );
-    std::fs::write(&env, vars).unwrap();
-
-    let answer = s.run("s1", WHERE_AM_I).await;
-    assert_eq!(answer["status"], "success", "{answer}");
-    let printed: Value = serde_json::from_str(output(&answer).trim()).unwrap();
-    let real = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
-    assert_ne!(printed["prefix"], real(&venv), "{printed}");
+    let (printed, venv) = where_a_script_runs(&s, |v| {
+        format!("VIRTUAL_ENV={v}\nPATH={v}/bin:/usr/local/bin:/usr/bin:/bin\n")
+    })
+    .await;
+    assert_ne!(printed["prefix"], venv, "{printed}");
     let cwd = printed["cwd"].as_str().unwrap();
     assert_ne!(cwd, real(&s.work()), "{printed}");
     assert!(
         !Path::new(cwd).exists(),
         "the scratch folder is removed: {printed}"
     );
-    assert_eq!(printed["read"], true, "{printed}");
 }
