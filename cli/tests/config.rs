@@ -458,6 +458,11 @@ fn every_problem_names_file_line_column_and_key() {
             1,
         ),
         (
+            "code_execution:\n  mode: Lax\n",
+            "config.yaml:2:9: error: code_execution.mode: expected project or strict, found `Lax`",
+            1,
+        ),
+        (
             "tool_output:\n  max_linse: 5\n",
             "config.yaml:2:3: warning: tool_output.max_linse: unknown key, ignored; did you mean max_lines?",
             0,

@@ -700,36 +700,62 @@ pub(super) fn writable_roots(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<
     })
 }
 
+/// A key whose value is one of `words` (case and surrounding blanks
+/// aside); another is reported with the list ("a, b or c").
+fn one_of<T: Copy>(r: &mut Reader, key: &str, v: &Node, words: &[(&str, T)]) -> Option<T> {
+    let text = v.scalar().map(str::trim);
+    let found = words
+        .iter()
+        .find(|(word, _)| text.is_some_and(|t| t.eq_ignore_ascii_case(word)))
+        .map(|&(_, value)| value);
+    if found.is_none() {
+        let names: Vec<&str> = words.iter().map(|&(word, _)| word).collect();
+        let expected = match names.split_last() {
+            Some((last, [])) => (*last).to_string(),
+            Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+            None => "nothing".to_string(),
+        };
+        match text {
+            // A word, not a secret: named, so the typo shows.
+            Some(t) if !v.is_null() && t.chars().count() <= 40 => r.error(
+                key,
+                v.pos,
+                format!("expected {expected}, found `{}`", t.escape_debug()),
+            ),
+            _ => r.expected(key, v, &expected),
+        }
+    }
+    found
+}
+
 /// `code_execution.mode`.
 pub(super) fn code_execution_mode(
     r: &mut Reader,
     key: &str,
     v: &Node,
 ) -> Option<CodeExecutionMode> {
-    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-    let mode = match text.as_deref() {
-        Some("project") => Some(CodeExecutionMode::Project),
-        Some("strict") => Some(CodeExecutionMode::Strict),
-        _ => None,
-    };
-    if mode.is_none() {
-        r.expected(key, v, "project or strict");
-    }
-    mode
+    one_of(
+        r,
+        key,
+        v,
+        &[
+            ("project", CodeExecutionMode::Project),
+            ("strict", CodeExecutionMode::Strict),
+        ],
+    )
 }
 
 /// `terminal.sandbox_fallback`.
 pub(super) fn sandbox_fallback(r: &mut Reader, key: &str, v: &Node) -> Option<SandboxFallback> {
-    let text = v.scalar().map(|t| t.trim().to_ascii_lowercase());
-    let fallback = match text.as_deref() {
-        Some("refuse") => Some(SandboxFallback::Refuse),
-        Some("unsandboxed") => Some(SandboxFallback::Unsandboxed),
-        _ => None,
-    };
-    if fallback.is_none() {
-        r.expected(key, v, "refuse or unsandboxed");
-    }
-    fallback
+    one_of(
+        r,
+        key,
+        v,
+        &[
+            ("refuse", SandboxFallback::Refuse),
+            ("unsandboxed", SandboxFallback::Unsandboxed),
+        ],
+    )
 }
 
 /// `security.website_blocklist.shared_files`: relative to the profile's home.
