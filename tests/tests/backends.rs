@@ -293,11 +293,18 @@ async fn end_leaves_nothing(
     .await;
     assert!(v["session_id"].is_string(), "{v}");
     // One that left the command's process group (`setsid`), which only
-    // the session's end finds.
+    // the session's end finds. The command ends only once it has left (its
+    // session id is its pid; waited for at most 10 s): ended before, the
+    // command's own teardown would take it as one of its own.
     let escaped = format!("sleep {marker}5");
     let v = sh(
         &ctx,
-        &format!("setsid {escaped} </dev/null >/dev/null 2>&1 & echo left"),
+        &format!(
+            "setsid {escaped} </dev/null >/dev/null 2>&1 & p=$!; \
+             for i in $(seq 200); do \
+             read -r _ _ _ _ _ sid _ < /proc/$p/stat && [ \"$sid\" = \"$p\" ] && break; \
+             sleep 0.05; done; echo left"
+        ),
     )
     .await;
     assert_eq!(out(&v), "left", "{v}");
