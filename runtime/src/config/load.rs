@@ -700,16 +700,23 @@ pub(super) fn writable_roots(r: &mut Reader, key: &str, v: &Node) -> Option<Vec<
     })
 }
 
-/// A key whose value is one of `words` (case and surrounding blanks
-/// aside); another is reported with the list ("a, b or c").
-fn one_of<T: Copy>(r: &mut Reader, key: &str, v: &Node, words: &[(&str, T)]) -> Option<T> {
+/// A key whose value is one of `values`, by the name `name` gives each
+/// (case and surrounding blanks aside); another is reported with the list
+/// ("a, b or c").
+fn one_of<T: Copy>(
+    r: &mut Reader,
+    key: &str,
+    v: &Node,
+    values: &[T],
+    name: fn(T) -> &'static str,
+) -> Option<T> {
     let text = v.scalar().map(str::trim);
-    let found = words
+    let found = values
         .iter()
-        .find(|(word, _)| text.is_some_and(|t| t.eq_ignore_ascii_case(word)))
-        .map(|&(_, value)| value);
+        .copied()
+        .find(|&value| text.is_some_and(|t| t.eq_ignore_ascii_case(name(value))));
     if found.is_none() {
-        let names: Vec<&str> = words.iter().map(|&(word, _)| word).collect();
+        let names: Vec<&str> = values.iter().map(|&value| name(value)).collect();
         let expected = match names.split_last() {
             Some((last, [])) => (*last).to_string(),
             Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
@@ -738,10 +745,8 @@ pub(super) fn code_execution_mode(
         r,
         key,
         v,
-        &[
-            ("project", CodeExecutionMode::Project),
-            ("strict", CodeExecutionMode::Strict),
-        ],
+        &[CodeExecutionMode::Project, CodeExecutionMode::Strict],
+        CodeExecutionMode::as_str,
     )
 }
 
@@ -751,10 +756,8 @@ pub(super) fn sandbox_fallback(r: &mut Reader, key: &str, v: &Node) -> Option<Sa
         r,
         key,
         v,
-        &[
-            ("refuse", SandboxFallback::Refuse),
-            ("unsandboxed", SandboxFallback::Unsandboxed),
-        ],
+        &[SandboxFallback::Refuse, SandboxFallback::Unsandboxed],
+        SandboxFallback::as_str,
     )
 }
 

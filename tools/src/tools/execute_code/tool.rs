@@ -90,8 +90,8 @@ fn registry() -> Result<&'static Registry, String> {
 /// python3 in the session's working directory and its active virtual
 /// environment, as shell commands run (with config.yaml
 /// `code_execution.mode: strict`, in a scratch folder with the system's
-/// python3); print the result you want to stdout: only stdout returns (the tail of
-/// stderr too when the script fails). Limits (config.yaml
+/// python3); print the result you want to stdout: only stdout returns
+/// (the tail of stderr too when the script fails). Limits (config.yaml
 /// `code_execution`): 300 seconds, 50 tool calls, 50,000 bytes of stdout;
 /// by default scripts may use web search and extraction, reading, writing,
 /// searching and patching files, and foreground shell commands.
